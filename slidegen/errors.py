@@ -1,0 +1,41 @@
+"""Errors and warnings located in a source file, printed the way a compiler prints them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem at ``path:line:col``; ``severity`` is ``"error"`` or ``"warning"``."""
+
+    path: str
+    line: int
+    col: int
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message}"
+
+
+class SlidegenError(Exception):
+    """A problem in the user's input; the CLI prints it and exits 1, without a traceback."""
+
+    def __init__(self, path: str | Path, line: int, col: int, message: str) -> None:
+        self.diagnostic = Diagnostic(display_path(path), line, col, message)
+        super().__init__(str(self.diagnostic))
+
+
+class UsageError(Exception):
+    """The command line itself is wrong; the CLI exits 2."""
+
+
+def display_path(path: str | Path) -> str:
+    """``path`` relative to the working directory when it lies under it, else as given."""
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)

@@ -1,0 +1,42 @@
+"""The one look shared by the HTML and PowerPoint writers and the figures: colours, fonts, sizes.
+
+Colours are ``#rrggbb``; every text colour passes WCAG AA (4.5:1) on the background it is
+used on (``tests/test_theme.py`` checks it). Fonts name what Office has first and an
+offline fallback that Debian ships; the HTML theme loads no web fonts.
+"""
+
+from __future__ import annotations
+
+# Colours
+BACKGROUND = "#ffffff"
+TEXT = "#1f2933"  # 14.7:1 on white
+MUTED = "#52606d"  # 6.4:1 on white: captions, slide numbers, footers
+ACCENT = "#1d4ed8"  # 6.7:1 on white: links, headings' rule, bound numbers
+ACCENT_DARK_BG = "#1f2933"  # background of section, fact, statement and end slides
+TEXT_ON_DARK = "#ffffff"
+CODE_BACKGROUND = "#f5f7fa"
+CODE_HIGHLIGHT = "#fff3bf"  # the lines of the current highlight step
+TABLE_HEADER_BACKGROUND = "#e4e7eb"
+TABLE_RULE = "#9aa5b1"
+
+#: Okabe-Ito, safe for the common colour-vision deficiencies; figures cycle through it.
+PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
+
+# Fonts: (Office name, CSS fallbacks that exist offline)
+SANS = "Calibri"
+SANS_CSS = "Calibri, Carlito, 'Liberation Sans', 'DejaVu Sans', Arial, sans-serif"
+MONO = "DejaVu Sans Mono"
+MONO_CSS = "'DejaVu Sans Mono', Consolas, 'Liberation Mono', Menlo, monospace"
+
+#: Pygments style for code on both outputs.
+CODE_STYLE = "default"
+
+# Slide geometry: 16:9. HTML in CSS pixels, PPTX in inches (13.333 x 7.5).
+WIDTH_PX, HEIGHT_PX = 1280, 720
+WIDTH_IN, HEIGHT_IN = 13.333, 7.5
+
+# Type sizes in points for PPTX; the HTML theme uses the same ratios.
+TITLE_PT = 36
+BODY_PT = 22
+CODE_PT = 15
+NOTE_PT = 12
