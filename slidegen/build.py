@@ -1,0 +1,87 @@
+"""``slidegen build``: parse, bind and write every deck, one process, outputs moved into place whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from .deck import Deck
+from .errors import Diagnostic, SlidegenError
+from .media import resolve_media
+from .parse import parse_deck
+from .project import Project
+
+FORMATS = ("html", "pptx")
+
+
+@dataclass
+class BuildReport:
+    """What one build wrote and what went wrong."""
+
+    written: list[Path] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+
+def load_deck(path: Path) -> Deck:
+    """Parse one deck (binding to results is added here once results exist)."""
+    return parse_deck(path)
+
+
+def build(
+    project: Project,
+    paths: Sequence[Path] | None = None,
+    formats: Sequence[str] = FORMATS,
+    out: Path | None = None,
+) -> BuildReport:
+    """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
+
+    A deck with an error is reported and skipped; the others are still built.
+    """
+    out = out or project.build_dir
+    targets = list(paths) if paths else project.deck_paths()
+    report = BuildReport()
+    built: list[Deck] = []
+    for path in targets:
+        try:
+            deck = load_deck(path)
+            media = resolve_media(deck)
+            if "html" in formats:
+                from . import html
+
+                report.written.append(html.write_deck(deck, out / "html", media.html))
+            if "pptx" in formats:
+                from . import pptx
+
+                target = out / "pptx" / f"{deck.slug}.pptx"
+                report.diagnostics.extend(pptx.write_deck(deck, target, media.pptx))
+                report.written.append(target)
+        except SlidegenError as error:
+            report.diagnostics.append(error.diagnostic)
+            continue
+        built.append(deck)
+    if "html" in formats:
+        from . import html
+
+        html.copy_assets(out / "html")
+        report.written.append(html.write_index(index_decks(project, built), out / "html"))
+    return report
+
+
+def index_decks(project: Project, built: list[Deck]) -> list[Deck]:
+    """Every deck of the project for the index page: the ones just built, the rest parsed afresh."""
+    by_path = {deck.path.resolve(): deck for deck in built}
+    decks = []
+    for path in project.deck_paths():
+        deck = by_path.get(path.resolve())
+        if deck is None:
+            try:
+                deck = parse_deck(path)
+            except SlidegenError:
+                continue  # reported when that deck itself is built
+        decks.append(deck)
+    return decks

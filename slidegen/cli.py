@@ -1,0 +1,100 @@
+"""The command line: ``slidegen build | check | inspect | results diff``.
+
+Exit codes: 0 fine, 1 problems in the content (each printed as ``file:line:col: error: ...``),
+2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .errors import SlidegenError, UsageError, display_path
+from .project import find_project
+
+
+def _formats(value: str) -> list[str]:
+    from .build import FORMATS
+
+    formats = [f.strip() for f in value.split(",") if f.strip()]
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise argparse.ArgumentTypeError(f"unknown format {', '.join(unknown) or value!r}; choose from {', '.join(FORMATS)}")
+    return formats
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="slidegen", description="Compile Slidev-style decks bound to results.md into reveal.js HTML and PowerPoint."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    build = commands.add_parser("build", help="build decks to HTML and PowerPoint")
+    build.add_argument("decks", nargs="*", type=Path, metavar="DECK", help="deck files (default: every deck in decks/)")
+    build.add_argument("--to", type=_formats, default=None, metavar="FORMATS", help="comma-separated: html,pptx (default: both)")
+    build.add_argument("--out", type=Path, default=None, help="output folder (default: build/)")
+
+    inspect = commands.add_parser("inspect", help="print a parsed deck")
+    inspect.add_argument("deck", type=Path, metavar="DECK")
+    inspect.add_argument("--json", action="store_true", help="print JSON (the only format for now)")
+    return parser
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .build import FORMATS, build
+
+    console = Console(stderr=True)
+    project = find_project()
+    for path in args.decks:
+        if not path.is_file():
+            raise UsageError(f"no such deck: {path}")
+    start = time.perf_counter()
+    report = build(project, args.decks or None, args.to or FORMATS, args.out)
+    for diagnostic in report.diagnostics:
+        print(diagnostic, file=sys.stderr)
+    outputs = [p for p in report.written if p.suffix in (".html", ".pptx") and p.name != "index.html"]
+    console.print(
+        f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
+        + (f" into {display_path(args.out or project.build_dir)}/" if outputs else "")
+    )
+    return 1 if report.failed else 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from .parse import deck_to_json, parse_deck
+
+    if not args.deck.is_file():
+        raise UsageError(f"no such deck: {args.deck}")
+    deck = parse_deck(args.deck)
+    print(json.dumps(deck_to_json(deck), indent=2, ensure_ascii=False, default=str))
+    return 0
+
+
+COMMANDS = {"build": cmd_build, "inspect": cmd_inspect}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code (never raises for bad input)."""
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except SlidegenError as error:
+        print(error.diagnostic, file=sys.stderr)
+        return 1
+    except UsageError as error:
+        print(f"slidegen: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("slidegen: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
