@@ -1,0 +1,270 @@
+"""The Decoder: a tiny character-level decoder-only transformer.
+
+Written the way nanoGPT's model.py is (one small module per idea, shape
+comments), and small enough to train in seconds on a CPU. The default config
+has 5,376 parameters:
+
+    wte 64*16 + wpe 16*16 + attn 4*16*16 + mlp 2*16*64 + lm_head 16*64
+
+Parameter names (state_dict keys) are part of the API: the NumPy reference
+(model/reference.py) and the stacked trainer (model/ensemble.py) use them.
+
+    wte.weight                   (V, D)   token embedding
+    wpe.weight                   (T, D)   learned positions
+    blocks.{i}.attn.w_q.weight   (D, D)   nn.Linear weights are (out, in): y = x @ W.T
+    blocks.{i}.attn.w_k.weight   (D, D)
+    blocks.{i}.attn.w_v.weight   (D, D)
+    blocks.{i}.attn.w_o.weight   (D, D)
+    blocks.{i}.mlp.w_in.weight   (4D, D)
+    blocks.{i}.mlp.w_out.weight  (D, 4D)
+    lm_head.weight               (V, D)   the same tensor as wte.weight when tied
+
+Norms have no gain or bias, so they own no parameters, and there are no
+biases anywhere. Symbols in comments: B batch, T time, D d_model, H heads,
+Dh = D / H, V vocab.
+
+µP (param="mup"), relative to a base width `base_d_model`, with
+m = d_model / base_d_model (everything below is the identity when m == 1):
+
+- the logits are multiplied by 1/m (the readout's "output multiplier");
+- attention scores are scaled by sqrt(base_Dh) / Dh, i.e. 1/Dh up to the constant
+  that makes it 1/sqrt(Dh) at the base width (base_Dh = base_d_model / n_heads);
+- hidden matrices (w_q, w_k, w_v, w_o, w_in, w_out) are initialised with
+  std init_std / sqrt(m) (variance ~ 1/fan_in); wte, wpe and lm_head keep init_std;
+- with Adam-type optimisers, hidden matrices take learning rate lr / m and
+  everything else lr: `mup_lr_scales(cfg)` gives the multiplier per name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+NORMS = ("pre", "post", "none")
+NORM_KINDS = ("layer", "rms")
+PARAMS = ("standard", "mup")
+
+
+@dataclass
+class ModelConfig:
+    vocab: int = 64  # 63 most frequent characters of the book + one unknown symbol
+    d_model: int = 16
+    context: int = 16  # T: the longest input; wpe has one row per position
+    n_layers: int = 1
+    n_heads: int = 2  # Dh = d_model / n_heads = 8
+    mlp_ratio: int = 4  # MLP hidden width = mlp_ratio * d_model
+    norm: str = "pre"  # "pre": x + f(norm(x)), final norm before the head;
+    #                    "post": norm(x + f(x)), no final norm; "none": no norms at all
+    norm_kind: str = "layer"  # "layer": LayerNorm, "rms": RMSNorm; never a gain or a bias
+    norm_eps: float = 1e-5  # as torch.nn.LayerNorm's default
+    qk_norm: bool = False  # normalise each head's queries and keys (same kind) before q.k
+    z_loss: float = 0.0  # weight of mean(logsumexp(logits)^2) added to the loss (PaLM)
+    param: str = "standard"  # "standard" or "mup" (see the module docstring)
+    base_d_model: int = 16  # µP's base width: at d_model == base_d_model, mup == standard
+    init_std: float = 0.02  # every weight starts N(0, init_std) (µP rescales hidden matrices)
+    tie_embeddings: bool = False  # lm_head.weight is wte.weight
+
+    def __post_init__(self) -> None:
+        if self.norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {self.norm!r}")
+        if self.norm_kind not in NORM_KINDS:
+            raise ValueError(f"norm_kind must be one of {NORM_KINDS}, got {self.norm_kind!r}")
+        if self.param not in PARAMS:
+            raise ValueError(f"param must be one of {PARAMS}, got {self.param!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
+        if self.param == "mup" and self.base_d_model % self.n_heads:
+            raise ValueError(f"base_d_model {self.base_d_model} is not divisible by n_heads {self.n_heads}")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def width_mult(self) -> float:
+        """µP's m = d_model / base_d_model (1.0 under standard parametrisation)."""
+        return self.d_model / self.base_d_model if self.param == "mup" else 1.0
+
+    @property
+    def attn_scale(self) -> float:
+        """What q.k is multiplied by: 1/sqrt(Dh), or sqrt(base_Dh)/Dh under µP."""
+        if self.param == "mup":
+            return math.sqrt(self.base_d_model / self.n_heads) / self.d_head
+        return 1.0 / math.sqrt(self.d_head)
+
+    @property
+    def logit_mult(self) -> float:
+        """What the head's output is multiplied by: 1, or 1/m under µP."""
+        return 1.0 / self.width_mult
+
+
+HIDDEN = ("attn.w_q", "attn.w_k", "attn.w_v", "attn.w_o", "mlp.w_in", "mlp.w_out")
+
+
+def is_hidden(name: str) -> bool:
+    """Whether a parameter is a hidden matrix (both dimensions grow with width)."""
+    return name.startswith("blocks.") and name.removesuffix(".weight").split(".", 2)[2] in HIDDEN
+
+
+def mup_lr_scales(cfg: ModelConfig) -> dict[str, float]:
+    """Learning-rate multiplier per parameter name for Adam-type optimisers:
+    1/m for hidden matrices under µP, 1 for everything else (and for all
+    parameters under standard parametrisation). Tied weights appear once, as wte."""
+    m = cfg.width_mult
+    names = ["wte.weight", "wpe.weight"]
+    for i in range(cfg.n_layers):
+        names += [f"blocks.{i}.{h}.weight" for h in HIDDEN]
+    if not cfg.tie_embeddings:
+        names.append("lm_head.weight")
+    return {name: (1.0 / m if is_hidden(name) else 1.0) for name in names}
+
+
+class Norm(nn.Module):
+    """LayerNorm or RMSNorm over the last dimension, with no gain and no bias."""
+
+    def __init__(self, kind: str, eps: float):
+        super().__init__()
+        self.kind = kind
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.kind == "layer":
+            return F.layer_norm(x, x.shape[-1:], eps=self.eps)
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        D = cfg.d_model
+        self.n_heads = cfg.n_heads
+        self.scale = cfg.attn_scale
+        self.w_q = nn.Linear(D, D, bias=False)
+        self.w_k = nn.Linear(D, D, bias=False)
+        self.w_v = nn.Linear(D, D, bias=False)
+        self.w_o = nn.Linear(D, D, bias=False)
+        self.qk_norm = Norm(cfg.norm_kind, cfg.norm_eps) if cfg.qk_norm else None
+        # True above the diagonal: position t may not look at s > t
+        mask = torch.triu(torch.ones(cfg.context, cfg.context, dtype=torch.bool), diagonal=1)
+        self.register_buffer("mask", mask, persistent=False)  # not in state_dict
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, D = x.shape
+        H = self.n_heads
+        q = self.w_q(x).view(B, T, H, D // H).transpose(1, 2)  # (B, H, T, Dh)
+        k = self.w_k(x).view(B, T, H, D // H).transpose(1, 2)  # (B, H, T, Dh)
+        v = self.w_v(x).view(B, T, H, D // H).transpose(1, 2)  # (B, H, T, Dh)
+        if self.qk_norm is not None:
+            q, k = self.qk_norm(q), self.qk_norm(k)
+        att = (q @ k.transpose(-2, -1)) * self.scale  # (B, H, T, T)
+        att = att.masked_fill(self.mask[:T, :T], float("-inf"))
+        att = F.softmax(att, dim=-1)  # (B, H, T, T)
+        y = att @ v  # (B, H, T, Dh)
+        y = y.transpose(1, 2).reshape(B, T, D)  # (B, T, D): heads side by side
+        return self.w_o(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        D = cfg.d_model
+        self.w_in = nn.Linear(D, cfg.mlp_ratio * D, bias=False)
+        self.w_out = nn.Linear(cfg.mlp_ratio * D, D, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.gelu(self.w_in(x))  # (B, T, 4D), exact (erf) GELU
+        return self.w_out(h)  # (B, T, D)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.norm = cfg.norm
+        self.ln_1 = Norm(cfg.norm_kind, cfg.norm_eps)
+        self.attn = CausalSelfAttention(cfg)
+        self.ln_2 = Norm(cfg.norm_kind, cfg.norm_eps)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.norm == "pre":
+            x = x + self.attn(self.ln_1(x))
+            x = x + self.mlp(self.ln_2(x))
+        elif self.norm == "post":
+            x = self.ln_1(x + self.attn(x))
+            x = self.ln_2(x + self.mlp(x))
+        else:
+            x = x + self.attn(x)
+            x = x + self.mlp(x)
+        return x
+
+
+class Decoder(nn.Module):
+    def __init__(self, cfg: ModelConfig, generator: torch.Generator | None = None):
+        """Weights are drawn from `generator` (torch's global RNG if None), one
+        parameter after another in named_parameters() order."""
+        super().__init__()
+        self.cfg = cfg
+        self.wte = nn.Embedding(cfg.vocab, cfg.d_model)
+        self.wpe = nn.Embedding(cfg.context, cfg.d_model)
+        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
+        self.ln_f = Norm(cfg.norm_kind, cfg.norm_eps) if cfg.norm == "pre" else None
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab, bias=False)
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.wte.weight
+        self.init_weights(generator)
+
+    @torch.no_grad()
+    def init_weights(self, generator: torch.Generator | None = None) -> None:
+        for name, p in self.named_parameters():  # tied weights come once, as wte
+            std = self.cfg.init_std
+            if is_hidden(name):
+                std /= math.sqrt(self.cfg.width_mult)
+            p.normal_(0.0, std, generator=generator)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        """Token ids (B, T) with T <= context -> logits (B, T, V)."""
+        B, T = idx.shape
+        if T > self.cfg.context:
+            raise ValueError(f"sequence length {T} exceeds the context {self.cfg.context}")
+        x = self.wte(idx) + self.wpe.weight[:T]  # (B, T, D)
+        for block in self.blocks:
+            x = block(x)  # (B, T, D)
+        if self.ln_f is not None:
+            x = self.ln_f(x)
+        logits = self.lm_head(x)  # (B, T, V)
+        if self.cfg.logit_mult != 1.0:
+            logits = logits * self.cfg.logit_mult
+        return logits
+
+    def loss(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return cross_entropy(self(idx), targets, self.cfg.z_loss)
+
+    @torch.no_grad()
+    def generate(
+        self, idx: torch.Tensor, n_new: int, temperature: float = 1.0, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
+        """Append `n_new` sampled tokens to each row of `idx` (B, T0)."""
+        for _ in range(n_new):
+            logits = self(idx[:, -self.cfg.context :])[:, -1, :]  # (B, V)
+            probs = F.softmax(logits / temperature, dim=-1)
+            idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], dim=1)
+        return idx
+
+
+def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, z_loss: float = 0.0) -> torch.Tensor:
+    """Mean cross-entropy of logits (..., V) against targets (...), plus
+    z_loss * mean(logsumexp(logits)^2) when z_loss > 0."""
+    V = logits.shape[-1]
+    loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
+    if z_loss:
+        loss = loss + z_loss * torch.logsumexp(logits, dim=-1).pow(2).mean()
+    return loss
+
+
+def num_params(model: nn.Module) -> int:
+    """Number of distinct parameter values (a tied matrix counts once)."""
+    return sum(p.numel() for p in model.parameters())
