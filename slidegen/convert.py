@@ -1,0 +1,402 @@
+"""markdown-it tokens -> deck blocks and inlines, with exact source positions.
+
+A :class:`Converter` turns the token stream of one piece of a deck (a slide's body, or
+its notes) into :mod:`slidegen.deck` nodes. It knows where that piece starts in the file,
+so every block gets its source line and every result reference its exact line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from markdown_it.token import Token
+
+from . import deck as d
+from .errors import SlidegenError
+from .mdplugins.directives import CLICK_TAG_RE
+from .mdplugins.refs import ref_spans
+
+BR_RE = re.compile(r"<br\s*/?>", re.IGNORECASE)
+COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+STEP_RE = re.compile(r"(\d+)(?:-(\d+))?")
+MALFORMED_REF = ("malformed result reference '{}': "
+                 "write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}")
+_SPANS = {"em_open": d.Emph, "strong_open": d.Strong, "s_open": d.Strike, "link_open": d.Link}
+
+
+class Converter:
+    """Converts the tokens of text that starts at 0-based line ``line0`` of ``lines`` (the file)."""
+
+    def __init__(self, path: Path, lines: list[str], line0: int) -> None:
+        self.path, self.lines, self.line0 = path, lines, line0
+
+    def error(self, line: int, col: int, message: str) -> SlidegenError:
+        return SlidegenError(self.path, line, col, message)
+
+    def line_of(self, token: Token) -> int:
+        """The 1-based file line where a block token starts."""
+        return self.line0 + (token.map[0] if token.map else 0) + 1
+
+    # ------------------------------------------------------------------ blocks
+
+    def blocks(self, tokens: list[Token]) -> tuple[d.Block, ...]:
+        """Blocks of a token run that holds whole blocks (a slide, a list item, a quote...)."""
+        out: list[d.Block] = []
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.nesting == 1:
+                close = _closing(tokens, i)
+                block = self.container(token, tokens[i + 1 : close])
+                i = close + 1
+            else:
+                block = self.leaf(token)
+                i += 1
+            if block is not None:
+                out.append(block)
+        return tuple(out)
+
+    def container(self, token: Token, inner: list[Token]) -> d.Block | None:
+        line = self.line_of(token)
+        kind = token.type
+        if kind == "paragraph_open":
+            return self.paragraph(inner[0], line)
+        if kind == "heading_open":
+            return d.Heading(int(token.tag[1]), _rstrip(self.inlines(inner[0])), line)
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            items = tuple(b for b in self.blocks(inner) if isinstance(b, d.ListItem))
+            if kind == "bullet_list_open":
+                return d.BulletList(items, line)
+            return d.OrderedList(items, int(token.attrGet("start") or 1), line)
+        if kind == "list_item_open":
+            return d.ListItem(self.blocks(inner), line)
+        if kind == "blockquote_open":
+            return d.Quote(self.blocks(inner), line)
+        if kind == "table_open":
+            return self.table(inner, line)
+        if kind == "v_click_open":
+            return d.Click(self.blocks(inner), bool(token.meta["each"]), line)
+        return None
+
+    def leaf(self, token: Token) -> d.Block | None:
+        line = self.line_of(token)
+        kind = token.type
+        if kind == "fence":
+            lang, steps = self.fence_info(token)
+            return d.CodeBlock(_strip_newline(token.content), lang, steps, line)
+        if kind == "code_block":
+            return d.CodeBlock(_strip_newline(token.content), "", (), line)
+        if kind in ("math_block", "math_block_label"):
+            return d.MathBlock(token.content.strip(), line)
+        if kind == "hr":
+            return d.Rule(line)
+        if kind == "html_block":
+            return self.html_block(token, line)
+        if kind == "slot":
+            source = self.lines[line - 1]
+            raise self.error(line, source.find("::") + 1, f"slot '{token.content}' must stand alone "
+                             "at the top level of the slide, not inside a list, quote or <v-click>")
+        return None
+
+    def paragraph(self, inline: Token, line: int) -> d.Block:
+        """A paragraph, a Figure (an image alone), or a Click wrapping one (inline ``<v-click>``)."""
+        children = list(inline.children or [])
+        wrapped = _click_wrapper(children)
+        if wrapped is not None:
+            each, inner = wrapped
+            body = self._paragraph_or_figure(_rstrip(self.inlines(inline, inner)), line)
+            return d.Click((body,), each, line)
+        return self._paragraph_or_figure(_rstrip(self.inlines(inline, children)), line)
+
+    @staticmethod
+    def _paragraph_or_figure(nodes: tuple[d.Inline, ...], line: int) -> d.Block:
+        """A Figure when an image is all the paragraph shows, else a Paragraph."""
+        visible = [n for n in nodes if not _is_blank(n)]
+        if len(visible) == 1 and isinstance(visible[0], d.Image):
+            image = visible[0]
+            return d.Figure(image.alt, image.src, image.title, line)
+        return d.Paragraph(nodes, line)
+
+    def table(self, inner: list[Token], line: int) -> d.Table:
+        rows: list[tuple[tuple[d.Inline, ...], ...]] = []
+        aligns: list[str] = []
+        row: list[tuple[d.Inline, ...]] = []
+        for token in inner:
+            if token.type == "th_open":
+                style = str(token.attrGet("style") or "")
+                aligns.append(style.removeprefix("text-align:"))
+            elif token.type == "inline":
+                row.append(self.inlines(token, cell=len(row)))
+            elif token.type == "tr_close":
+                rows.append(tuple(row))
+                row = []
+        return d.Table(rows[0], tuple(rows[1:]), tuple(aligns), line)
+
+    def html_block(self, token: Token, line: int) -> d.Block | None:
+        """Comments vanish, ``<br>`` too; a stray v-click tag is an error; other HTML stays text."""
+        text = COMMENT_RE.sub("", token.content).strip()
+        if not text or BR_RE.fullmatch(text):
+            return None
+        if text.startswith(("<v-click", "</v-click")):
+            at = token.content.find(text.split("\n", 1)[0])
+            row = token.content.count("\n", 0, at)
+            col = at - token.content.rfind("\n", 0, at)
+            raise self.error(line + row, col, _click_tag_problem(text))
+        return d.Paragraph((d.Text(text),), line)
+
+    def fence_info(self, token: Token) -> tuple[str, tuple[tuple[int, ...], ...]]:
+        """``py {2-3|5}`` -> ``("py", ((2, 3), (5,)))``; a bad range is an error at the fence."""
+        info = token.info.strip()
+        brace = info.find("{")
+        if brace < 0:
+            return info.split()[0] if info else "", ()
+        head = info[:brace].split()
+        lang = head[0] if head else ""
+        close = info.find("}", brace)
+        spec = info[brace + 1 : close] if close > 0 else info[brace + 1 :]
+        n_lines = _strip_newline(token.content).count("\n") + 1
+        line = self.line_of(token)
+        source = self.lines[line - 1]
+        try:
+            if close < 0:
+                raise ValueError("it has no closing }")
+            return lang, tuple(_step(part, n_lines) for part in spec.split("|"))
+        except ValueError as exc:
+            raise self.error(line, source.find("{") + 1, f"bad highlight range '{{{spec}}}': {exc}; "
+                             "write line numbers and ranges like {2-3|5}, {all|2} or {1,4}") from None
+
+    # ------------------------------------------------------------------ inlines
+
+    def inlines(self, parent: Token, children: list[Token] | None = None,
+                cell: int | None = None) -> tuple[d.Inline, ...]:
+        """Inline nodes of an ``inline`` token (or of some of its children)."""
+        kids = (parent.children or []) if children is None else children
+        stack: list[tuple[Token | None, list[d.Inline]]] = [(None, [])]
+        for token in kids:
+            if token.type in _SPANS:
+                stack.append((token, []))
+            elif token.nesting == -1 and len(stack) > 1:
+                opener, nodes = stack.pop()
+                stack[-1][1].append(_span(opener, tuple(nodes)))  # type: ignore[arg-type]
+            else:
+                node = self.inline(token, parent, cell)
+                if node is not None:
+                    stack[-1][1].append(node)
+        return _merge_text(stack[0][1])
+
+    def inline(self, token: Token, parent: Token, cell: int | None) -> d.Inline | None:
+        kind = token.type
+        if kind in ("text", "text_special"):
+            return d.Text(token.content) if token.content else None
+        if kind == "code_inline":
+            return d.Code(token.content)
+        if kind in ("math_inline", "math_inline_double"):
+            return d.Math(token.content.strip())
+        if kind == "softbreak":
+            return d.SoftBreak()
+        if kind == "hardbreak":
+            return d.LineBreak()
+        if kind == "image":
+            return d.Image(_alt_text(token.children or []), str(token.attrGet("src") or ""),
+                           str(token.attrGet("title") or ""))
+        if kind == "result_ref":
+            return self.ref(token, parent, cell)
+        if kind == "html_inline":
+            return self.html_inline(token, parent, cell)
+        return d.Text(token.content) if token.content else None
+
+    def ref(self, token: Token, parent: Token, cell: int | None) -> d.Ref:
+        line, col = self.position(parent, token.meta["offset"], cell)
+        if token.meta["key"] is None:
+            raise self.error(line, col, MALFORMED_REF.format(token.content))
+        return d.Ref(token.meta["key"], token.meta["filters"], line, col)
+
+    def html_inline(self, token: Token, parent: Token, cell: int | None) -> d.Inline | None:
+        html = token.content
+        if html.startswith("<!--"):
+            return None
+        if BR_RE.fullmatch(html):
+            return d.LineBreak()
+        if CLICK_TAG_RE.fullmatch(html):
+            line, col = self.position(parent, max(parent.content.find(html), 0), cell)
+            raise self.error(line, col, _click_tag_problem(parent.content[parent.content.find(html):]))
+        return d.Text(html)
+
+    def position(self, parent: Token, offset: int, cell: int | None) -> tuple[int, int]:
+        """1-based file (line, column) of ``offset`` in an inline token's content."""
+        content = parent.content
+        row = content.count("\n", 0, offset)
+        start = content.rfind("\n", 0, offset) + 1
+        end = content.find("\n", offset)
+        piece = content[start : end if end >= 0 else len(content)]
+        index = self.line0 + (parent.map[0] if parent.map else 0) + row
+        source = self.lines[index] if index < len(self.lines) else ""
+        if cell is not None:
+            return index + 1, _cell_column(source, cell, offset - start)
+        return index + 1, _locate(source, piece) + offset - start + 1
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _closing(tokens: list[Token], i: int) -> int:
+    """Index of the token closing ``tokens[i]``."""
+    level = tokens[i].level
+    for j in range(i + 1, len(tokens)):
+        if tokens[j].nesting == -1 and tokens[j].level == level:
+            return j
+    return len(tokens) - 1
+
+
+def _span(opener: Token, children: tuple[d.Inline, ...]) -> d.Inline:
+    if opener.type == "link_open":
+        return d.Link(children, str(opener.attrGet("href") or ""), str(opener.attrGet("title") or ""))
+    return _SPANS[opener.type](children)  # type: ignore[call-arg]
+
+
+def _merge_text(nodes: list[d.Inline]) -> tuple[d.Inline, ...]:
+    """Join neighbouring Text nodes (markdown-it splits text at escapes and entities)."""
+    out: list[d.Inline] = []
+    for node in nodes:
+        if isinstance(node, d.Text) and out and isinstance(out[-1], d.Text):
+            out[-1] = d.Text(out[-1].text + node.text)
+        else:
+            out.append(node)
+    return tuple(out)
+
+
+def _is_blank(node: d.Inline) -> bool:
+    return isinstance(node, d.SoftBreak) or (isinstance(node, d.Text) and not node.text.strip())
+
+
+def _rstrip(nodes: tuple[d.Inline, ...]) -> tuple[d.Inline, ...]:
+    """Drop the trailing space a removed ``<!-- comment -->`` leaves at the end of a block."""
+    if nodes and isinstance(nodes[-1], d.Text) and nodes[-1].text != nodes[-1].text.rstrip():
+        text = nodes[-1].text.rstrip()
+        return nodes[:-1] + ((d.Text(text),) if text else ())
+    return nodes
+
+
+def _alt_text(children: list[Token]) -> str:
+    """An image's alt text as written, references kept raw for the binder."""
+    parts: list[str] = []
+    for token in children:
+        if token.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif token.type == "image":
+            parts.append(_alt_text(token.children or []))
+        elif token.type == "math_inline":
+            parts.append(f"${token.content}$")
+        elif token.nesting == 0:
+            parts.append(token.content)
+    return "".join(parts)
+
+
+def _click_wrapper(children: list[Token]) -> tuple[bool, list[Token]] | None:
+    """``<v-click>...</v-click>`` wrapping a whole paragraph -> (each, the tokens inside)."""
+    shown = [i for i, t in enumerate(children) if not (t.type == "text" and not t.content.strip())]
+    if len(shown) < 2:
+        return None
+    first, last = children[shown[0]], children[shown[-1]]
+    opening = CLICK_TAG_RE.fullmatch(first.content) if first.type == "html_inline" else None
+    closing = CLICK_TAG_RE.fullmatch(last.content) if last.type == "html_inline" else None
+    if not (opening and closing) or opening.group(1) or not closing.group(1):
+        return None
+    if opening.group(2) != closing.group(2):
+        return None
+    inner = children[shown[0] + 1 : shown[-1]]
+    breaks = ("softbreak", "hardbreak")
+    while inner and inner[0].type in breaks:
+        inner.pop(0)
+    while inner and inner[-1].type in breaks:
+        inner.pop()
+    return opening.group(2) == "v-clicks", inner
+
+
+def _click_tag_problem(text: str) -> str:
+    """What is wrong with a v-click tag the block rule could not pair, and what to do."""
+    match = CLICK_TAG_RE.match(text)
+    if match and match.group(1):
+        return (f"'</{match.group(2)}>' closes nothing; remove it, or open it with "
+                f"<{match.group(2)}> alone on a line")
+    if match:
+        name = match.group(2)
+        if f"</{name}>" in text:
+            return (f"<{name}> must wrap whole blocks: put <{name}> and </{name}> on lines of "
+                    "their own, or around a whole paragraph")
+        return f"unclosed <{name}> opened here; close it with </{name}> alone on a line"
+    return "unsupported <v-click ...> tag: write <v-click> or <v-clicks> without attributes"
+
+
+def _step(part: str, n_lines: int) -> tuple[int, ...]:
+    """One highlight step: ``all``/``*`` -> ``()``, ``1-3,5`` -> ``(1, 2, 3, 5)``."""
+    part = part.strip()
+    if part in ("all", "*"):
+        return ()
+    numbers: list[int] = []
+    for item in part.split(","):
+        match = STEP_RE.fullmatch(item.strip())
+        if not match:
+            raise ValueError(f"'{item.strip()}' is not a line number or range")
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        if first < 1 or last < first:
+            raise ValueError(f"'{item.strip()}' is not an increasing range of lines from 1")
+        if last > n_lines:
+            raise ValueError(f"line {last} is past the end of the {n_lines}-line code block")
+        numbers.extend(range(first, last + 1))
+    return tuple(numbers)
+
+
+def _strip_newline(text: str) -> str:
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _locate(source: str, piece: str) -> int:
+    """Where ``piece`` (one line of an inline token's content) sits in its source line."""
+    tail = piece.rstrip()
+    stripped = source.rstrip()
+    if tail and stripped.endswith(tail):
+        return len(stripped) - len(tail)
+    found = source.find(piece)
+    return found if found >= 0 else len(source) - len(source.lstrip())
+
+
+def _cell_column(source: str, cell: int, offset: int) -> int:
+    """1-based column of ``offset`` in the content of table cell ``cell`` of a row line."""
+    spans = _cell_spans(source)
+    if cell >= len(spans):
+        return 1
+    start, end = spans[cell]
+    pos = start + len(source[start:end]) - len(source[start:end].lstrip())
+    for _ in range(offset):  # an escaped pipe is two source characters, one in the content
+        pos += 2 if source.startswith("\\|", pos) else 1
+    return pos + 1
+
+
+def _cell_spans(row: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each cell of a GFM table row, pipes in ``{{ }}`` and ``\\|`` kept."""
+    refs = ref_spans(row)
+    begin = len(row) - len(row.lstrip())
+    finish = len(row.rstrip())
+    spans: list[tuple[int, int]] = []
+    start, pos = begin, begin
+    while pos < finish:
+        inside = next((end for s, end in refs if s <= pos < end), None)
+        if inside is not None:
+            pos = inside
+            continue
+        if row.startswith("\\|", pos):
+            pos += 2
+            continue
+        if row[pos] == "|":
+            spans.append((start, pos))
+            start = pos + 1
+        pos += 1
+    spans.append((start, finish))
+    if spans and spans[0][0] == spans[0][1]:
+        spans.pop(0)
+    if spans and spans[-1][0] == spans[-1][1]:
+        spans.pop()
+    return spans

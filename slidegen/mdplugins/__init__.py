@@ -1,0 +1,38 @@
+"""markdown-it-py plugins for slidegen's Slidev-style Markdown, and the one configured parser.
+
+Each plugin is a function ``name_plugin(md)`` that registers rules and keeps its data
+in ``token.meta``; the Deck builder in :mod:`slidegen.convert` reads those tokens.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+from .directives import click_plugin, slot_plugin
+from .refs import refs_plugin
+
+__all__ = ["click_plugin", "markdown", "refs_plugin", "slot_plugin"]
+
+
+def _keep_url(url: str) -> str:
+    """Link targets stay as written (``02-data.md#windows``): writers resolve them."""
+    return url
+
+
+@cache
+def markdown() -> MarkdownIt:
+    """The parser: CommonMark + GFM tables and strikethrough + ``$`` math + slidegen plugins.
+
+    Built once per process; ``md.parse`` does not change it, so it is safe to share.
+    """
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    # No digit next to a dollar and no space inside it, so "$5 and $10" stays text.
+    dollarmath_plugin(md, allow_space=False, allow_digits=False)
+    refs_plugin(md)
+    click_plugin(md)
+    slot_plugin(md)
+    md.normalizeLink = _keep_url  # type: ignore[method-assign]
+    return md

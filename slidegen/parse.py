@@ -1,0 +1,447 @@
+"""Slidev-style Markdown -> :class:`~slidegen.deck.Deck`.
+
+Two steps, like Marpit: a pre-pass over lines cuts the file into slides (it tracks code
+fences and HTML comments, and reads each slide's YAML frontmatter), then markdown-it-py
+parses each slide's body and :mod:`slidegen.convert` turns the tokens into deck nodes.
+
+Slide rules (Slidev's):
+
+- A line ``---`` (or ``----``...) at column 0, outside code fences and HTML comments,
+  separates slides. After ``---`` (exactly three dashes) followed by a non-blank line,
+  the lines up to the next ``---`` line are the slide's YAML frontmatter; when no such
+  line follows, they are content. ``----`` never opens frontmatter. A slide without
+  ``---`` frontmatter may start with a ```` ```yaml ```` block instead.
+- The first slide's frontmatter is also the deck's headmatter (title, author, ...).
+  Blank lines before the file's first separator do not make a slide; anything else between
+  two separators does, even an empty slide.
+- ``Slide.line`` is the line right after the separator, or after the frontmatter when
+  there is one (its closing ``---`` or ```` ``` ````); slide 1 without headmatter is line 1.
+- Notes are the slide's last HTML comment when only whitespace follows it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from markdown_it.token import Token
+
+from . import deck as d
+from .convert import Converter
+from .errors import SlidegenError
+from .mdplugins import markdown
+from .mdplugins.refs import escape_ref_pipes
+
+__all__ = ["deck_to_json", "parse_deck", "parse_text"]
+
+SEPARATOR_RE = re.compile(r"-{3,}\s*")
+FENCE_RE = re.compile(r"\s*(`{3,}|~{3,})(.*)")
+YAML_FENCE_RE = re.compile(r"\s*```ya?ml\s*")
+SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
+BLANK_LINE_HINT = "if these lines are slide content, leave a blank line after the --- separator"
+
+
+class _YamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML that keeps dates as strings, so frontmatter stays plain JSON data."""
+
+
+_YamlLoader.yaml_implicit_resolvers = {
+    first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One slide's lines, 0-based: frontmatter ``[fm[0], fm[1])`` and body ``[start, end)``."""
+
+    fm: tuple[int, int] | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class _Front:
+    """A slide's frontmatter, with its lines, to point errors at a key."""
+
+    data: dict[str, Any]
+    lines: list[str]
+    first: int  # 0-based file line of the first YAML line
+
+    def where(self, key: str) -> tuple[int, int]:
+        """1-based (line, column) of ``key``'s value, or of the frontmatter's start."""
+        pattern = re.compile(rf"{re.escape(key)}\s*:\s*")
+        for row, text in enumerate(self.lines):
+            match = pattern.match(text)
+            if match:
+                return self.first + row + 1, match.end() + 1
+        return self.first + 1, 1
+
+
+@dataclass(frozen=True)
+class _Notes:
+    """A slide's notes comment: its text, where it starts, and where the content stops."""
+
+    text: str | None
+    line: int  # 1-based line of ``<!--``
+    text_line0: int  # 0-based file line where the trimmed text starts
+    cut: tuple[int, int]  # (0-based file line, column) of ``<!--``
+
+
+# ---------------------------------------------------------------------- public API
+
+
+def parse_deck(path: Path) -> d.Deck:
+    """Read and parse the deck at ``path``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise SlidegenError(path, line, 1, "the deck is not UTF-8 text; save it as UTF-8") from None
+    except OSError as exc:
+        raise SlidegenError(path, 1, 1, f"cannot read the deck: {exc.strerror}") from None
+    return parse_text(text, Path(path))
+
+
+def parse_text(text: str, path: Path) -> d.Deck:
+    """Parse deck source ``text``; ``path`` names it in errors and becomes ``Deck.path``."""
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    slides: list[d.Slide] = []
+    for index, part in enumerate(_split(path, lines), start=1):
+        slides.append(_slide(path, lines, part, index, slides))
+    headmatter = dict(slides[0].frontmatter)
+    title = headmatter.get("title")
+    deck_title = str(title) if title not in (None, "") else slides[0].title or Path(path).stem
+    return d.Deck(Path(path), deck_title, headmatter, tuple(slides))
+
+
+def deck_to_json(deck: d.Deck) -> dict[str, Any]:
+    """The deck as JSON-ready data, for ``slidegen inspect --json`` and tests."""
+    return {
+        "title": deck.title,
+        "headmatter": deck.headmatter,
+        "slides": [
+            {
+                "index": s.index,
+                "line": s.line,
+                "layout": s.layout,
+                "frontmatter": s.frontmatter,
+                "title": s.title,
+                "notes": s.notes,
+                "content": s.content,
+                "clicks": s.clicks,
+                "id": s.id,
+            }
+            for s in deck.slides
+        ],
+    }
+
+
+# ---------------------------------------------------------------------- splitting
+
+
+def _split(path: Path, lines: list[str]) -> list[_Part]:
+    """Cut the file into slides at separators outside fences and comments."""
+    parts: list[_Part] = []
+    fm: tuple[int, int] | None = None
+    start = 0
+    fence: tuple[str, int] | None = None  # (marker, line) of an open code fence
+    comment: int | None = None  # line of an open HTML comment
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if fence:
+            fence = None if _closes_fence(line, fence[0]) else fence
+        elif comment is not None:
+            comment = _comment_state(line, i, comment)
+        elif SEPARATOR_RE.fullmatch(line):
+            if parts or start > 0 or any(text.strip() for text in lines[start:i]):
+                parts.append(_Part(fm, start, i))
+            fm, start = _frontmatter_range(lines, i)
+            i = start
+            continue
+        elif (match := FENCE_RE.match(line)) and not (match[1][0] == "`" and "`" in match[2]):
+            fence = (match[1], i)
+        else:
+            comment = _comment_state(line, i, None)
+        i += 1
+    if fence:
+        col = lines[fence[1]].find(fence[0]) + 1
+        raise SlidegenError(path, fence[1] + 1, col,
+                            f"unclosed code fence opened here; close it with {fence[0]}")
+    if comment is not None:
+        col = _blank_code_spans(lines[comment]).find("<!--") + 1
+        raise SlidegenError(path, comment + 1, max(col, 1),
+                            "unclosed HTML comment opened here; close it with -->")
+    parts.append(_Part(fm, start, len(lines)))
+    return parts
+
+
+def _frontmatter_range(lines: list[str], sep: int) -> tuple[tuple[int, int] | None, int]:
+    """After the separator on line ``sep``: (frontmatter lines or None, first body line)."""
+    if lines[sep].strip() == "---" and sep + 1 < len(lines) and lines[sep + 1].strip():
+        for end in range(sep + 1, len(lines)):
+            if lines[end].rstrip() == "---":
+                return (sep + 1, end), end + 1
+    return None, sep + 1
+
+
+def _closes_fence(line: str, marker: str) -> bool:
+    text = line.strip()
+    return len(text) >= len(marker) and set(text) == {marker[0]}
+
+
+def _comment_state(line: str, row: int, opened: int | None) -> int | None:
+    """After ``line``: the line where a still-open HTML comment began, or None."""
+    text = _blank_code_spans(line)
+    pos = 0
+    while True:
+        if opened is None:
+            at = text.find("<!--", pos)
+            if at < 0:
+                return None
+            opened, pos = row, at + 4
+        else:
+            at = text.find("-->", pos)
+            if at < 0:
+                return opened
+            opened, pos = None, at + 3
+
+
+def _blank_code_spans(line: str) -> str:
+    """``line`` with inline code spans blanked, so a `<!--` in code opens no comment."""
+    out, pos = line, 0
+    while (start := line.find("`", pos)) >= 0:
+        run_end = start
+        while run_end < len(line) and line[run_end] == "`":
+            run_end += 1
+        close = line.find(line[start:run_end], run_end)
+        if close < 0:
+            break
+        pos = close + run_end - start
+        out = out[:start] + " " * (pos - start) + out[pos:]
+    return out
+
+
+# ---------------------------------------------------------------------- frontmatter
+
+
+def _front(path: Path, lines: list[str], part: _Part) -> tuple[_Front, int]:
+    """The slide's frontmatter (``---`` or leading ```` ```yaml ````) and its first body line."""
+    if part.fm:
+        first, end = part.fm
+        yaml_lines = lines[first:end]
+        return _Front(_load_yaml(path, yaml_lines, first, dashed=True), yaml_lines, first), part.start
+    k = part.start
+    while k < part.end and not lines[k].strip():
+        k += 1
+    if k < part.end and YAML_FENCE_RE.fullmatch(lines[k]):
+        for end in range(k + 1, part.end):
+            if _closes_fence(lines[end], "```"):
+                body = lines[k + 1 : end]
+                return _Front(_load_yaml(path, body, k + 1, dashed=False), body, k + 1), end + 1
+    return _Front({}, [], part.start), part.start
+
+
+def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[str, Any]:
+    """Parse frontmatter lines starting at 0-based file line ``first``; must be a mapping."""
+    hint = f"; {BLANK_LINE_HINT}" if dashed else ""
+    try:
+        data = yaml.load("\n".join(lines), Loader=_YamlLoader)  # noqa: S506 (a safe loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        row, col = (mark.line, mark.column + 1) if mark else (0, 1)
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        if row < len(lines) and "{{" in lines[row]:
+            hint = '; quote values that hold references, e.g. title: "Loss {{ ch01.key }}"'
+        message = f"malformed YAML in frontmatter: {problem}{hint}"
+        raise SlidegenError(path, first + row + 1, col, message) from None
+    if data is None and any(text.strip() for text in lines):
+        raise SlidegenError(path, first + 1, 1, "frontmatter holds no keys, only comments" + hint)
+    if data is not None and not isinstance(data, dict):
+        kind = {list: "a list", str: "a string"}.get(type(data), type(data).__name__)
+        raise SlidegenError(path, first + 1, 1,
+                            f"frontmatter must be a YAML mapping of key: value lines, not {kind}{hint}")
+    return data or {}
+
+
+# ---------------------------------------------------------------------- slides
+
+
+def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d.Slide]) -> d.Slide:
+    front, body_start = _front(path, lines, part)
+    body = lines[body_start : part.end]
+    tokens = _tokens("\n".join(body))
+    conv = Converter(path, lines, body_start)
+    layout = _layout(path, front, index)
+    default, slots = _slots(conv, tokens, layout)
+    blocks = conv.blocks(default)
+    slot_blocks = {name: conv.blocks(group) for name, group in slots.items()}
+    notes = _notes(tokens, lines, body_start, part.end)
+    notes_blocks: tuple[d.Block, ...] = ()
+    if notes and notes.text:
+        notes_conv = Converter(path, lines, notes.text_line0)
+        notes_blocks = notes_conv.blocks([t for t in _tokens(notes.text) if t.type != "slot"])
+    title, title_heading, title_inlines = _title(front.data, blocks)
+    everything = blocks + tuple(b for group in slot_blocks.values() for b in group)
+    return d.Slide(
+        index=index,
+        line=body_start + 1,
+        layout=layout,
+        frontmatter=dict(front.data),
+        title=title,
+        content=_content(lines, body_start, part.end, notes),
+        blocks=blocks,
+        slots=slot_blocks,
+        notes=notes.text if notes else None,
+        notes_blocks=notes_blocks,
+        notes_line=notes.line if notes and notes.text else 0,
+        clicks=_clicks(everything),
+        id=_slide_id(path, front, before),
+        title_heading=title_heading,
+        title_inlines=title_inlines,
+    )
+
+
+def _tokens(text: str) -> list[Token]:
+    """Parse with markdown-it.
+
+    GFM splits table cells at every unescaped ``|``, even inside ``{{ key | filter }}``; when
+    a table row holds such a reference, its pipes are escaped and the text parsed again.
+    """
+    md = markdown()
+    tokens = md.parse(text)
+    if "{{" not in text or not any(t.type == "table_open" for t in tokens):
+        return tokens
+    rows = text.split("\n")
+    for token in tokens:
+        if token.type == "table_open" and token.map:
+            for k in range(*token.map):
+                rows[k] = escape_ref_pipes(rows[k])
+    protected = "\n".join(rows)
+    return md.parse(protected) if protected != text else tokens
+
+
+def _layout(path: Path, front: _Front, index: int) -> str:
+    layout = front.data.get("layout", "cover" if index == 1 else "default")
+    if layout not in d.LAYOUTS:
+        line, col = front.where("layout")
+        known = ", ".join(d.LAYOUTS)
+        raise SlidegenError(path, line, col, f"unknown layout '{layout}' (known: {known})")
+    if layout in ("image-left", "image-right") and not front.data.get("image"):
+        line, col = front.where("layout")
+        raise SlidegenError(path, line, col, f"layout '{layout}' needs an image: key naming the "
+                            "picture (a path relative to the deck, or fig:NAME)")
+    return str(layout)
+
+
+def _slots(
+    conv: Converter, tokens: list[Token], layout: str
+) -> tuple[list[Token], dict[str, list[Token]]]:
+    """Split top-level tokens at ``::name::`` markers: (default slot, named slots)."""
+    allowed = d.LAYOUT_SLOTS.get(layout, ())
+    groups: dict[str, list[Token]] = {"": []}
+    current = ""
+    for token in tokens:
+        if token.type != "slot" or token.level != 0:
+            groups[current].append(token)
+            continue
+        name, line = token.meta["name"], conv.line_of(token)
+        col = conv.lines[line - 1].find("::") + 1
+        if name not in allowed:
+            takes = "; ".join(f"{lay} takes " + ", ".join(f"::{s}::" for s in names)
+                              for lay, names in d.LAYOUT_SLOTS.items())
+            raise conv.error(line, col, f"unknown slot '::{name}::' for layout '{layout}' ({takes})")
+        if name in groups:
+            raise conv.error(line, col, f"slot '::{name}::' appears twice on this slide; keep one")
+        groups[name], current = [], name
+    default = groups.pop("")
+    return default, groups
+
+
+def _notes(tokens: list[Token], lines: list[str], start: int, end: int) -> _Notes | None:
+    """The slide's last HTML comment, when only whitespace follows it (Slidev's rule)."""
+    text = "\n".join(lines[start:end]).rstrip()
+    if not text.endswith("-->") or not _ends_in_comment(tokens):
+        return None
+    at = text.rfind("<!--", 0, len(text) - 3)
+    if at < 0:
+        return None
+    inner = text[at + 4 : -3]
+    text_at = at + 4 + len(inner) - len(inner.lstrip())
+    row = start + text.count("\n", 0, at)
+    col = at - text.rfind("\n", 0, at) - 1
+    return _Notes(inner.strip() or None, row + 1, start + text.count("\n", 0, text_at), (row, col))
+
+
+def _ends_in_comment(tokens: list[Token]) -> bool:
+    """Whether markdown-it saw the end of the slide as an HTML comment (not code or text)."""
+    last = next((t for t in reversed(tokens) if t.nesting != -1), None)
+    if last is not None and last.type == "inline" and last.children:
+        last = last.children[-1]
+        return last.type == "html_inline" and last.content.startswith("<!--")
+    return last is not None and last.type == "html_block"
+
+
+def _content(lines: list[str], start: int, end: int, notes: _Notes | None) -> str:
+    """The body's Markdown without notes, without leading and trailing blank lines."""
+    if notes:
+        row, col = notes.cut
+        text = lines[start:row] + [lines[row][:col].rstrip()]
+    else:
+        text = lines[start:end]
+    while text and not text[0].strip():
+        text.pop(0)
+    while text and not text[-1].strip():
+        text.pop()
+    return "\n".join(text)
+
+
+def _title(
+    fm: dict[str, Any], blocks: tuple[d.Block, ...]
+) -> tuple[str, int | None, tuple[d.Inline, ...]]:
+    """(title, index of the title heading in blocks, its inlines).
+
+    A frontmatter ``title`` wins; when it equals the first heading's text (a cover slide
+    whose headmatter repeats its heading), that heading is still marked as the title.
+    """
+    first = next(((i, b) for i, b in enumerate(blocks) if isinstance(b, d.Heading)), None)
+    text = d.plain_text(first[1].children).strip() if first else ""
+    if fm.get("title") is not None and str(fm["title"]) != text:
+        return str(fm["title"]), None, ()
+    if first is None:
+        return "", None, ()
+    return text, first[0], first[1].children
+
+
+def _clicks(blocks: tuple[d.Block, ...]) -> int:
+    """Clicks to the final state: one per v-click, per v-clicks item, per extra code step."""
+    count = 0
+    for block in d.walk_blocks(blocks):
+        if isinstance(block, d.Click) and block.each:
+            count += sum(len(b.items) if isinstance(b, (d.BulletList, d.OrderedList)) else 1
+                         for b in block.blocks)
+        elif isinstance(block, d.Click):
+            count += 1
+        elif isinstance(block, d.CodeBlock) and block.steps:
+            count += len(block.steps) - 1
+    return count
+
+
+def _slide_id(path: Path, front: _Front, before: list[d.Slide]) -> str | None:
+    value = front.data.get("id")
+    if value is None:
+        return None
+    line, col = front.where("id")
+    slide_id = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not SLUG_RE.fullmatch(slide_id):
+        raise SlidegenError(path, line, col, f"slide id '{value}' is not a slug: use lowercase "
+                            "letters, digits and '-', starting with a letter or digit (e.g. loss-curve)")
+    for other in before:
+        if other.id == slide_id:
+            raise SlidegenError(path, line, col, f"duplicate slide id '{slide_id}': slide {other.index} "
+                                f"(line {other.line}) has it already; ids must be unique in a deck")
+    return slide_id
