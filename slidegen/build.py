@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Sequence
 
 from .deck import Deck
+from .bind import bind_deck
 from .errors import Diagnostic, SlidegenError
 from .media import resolve_media
 from .parse import parse_deck
 from .project import Project
+from .results import Results
 
 FORMATS = ("html", "pptx")
 
@@ -27,9 +29,20 @@ class BuildReport:
         return any(d.severity == "error" for d in self.diagnostics)
 
 
-def load_deck(path: Path) -> Deck:
-    """Parse one deck (binding to results is added here once results exist)."""
-    return parse_deck(path)
+def load_results(project: Project) -> Results:
+    """The project's results.md, or no results when it does not exist yet."""
+    if project.results_path.is_file():
+        return Results.read(project.results_path)
+    return Results()
+
+
+def load_deck(path: Path, results: Results) -> Deck:
+    """Parse one deck and bind its references; the first binding error is raised."""
+    deck, diagnostics = bind_deck(parse_deck(path), results)
+    for diagnostic in diagnostics:
+        if diagnostic.severity == "error":
+            raise SlidegenError(diagnostic.path, diagnostic.line, diagnostic.col, diagnostic.message)
+    return deck
 
 
 def build(
@@ -46,9 +59,10 @@ def build(
     targets = list(paths) if paths else project.deck_paths()
     report = BuildReport()
     built: list[Deck] = []
+    results = load_results(project)
     for path in targets:
         try:
-            deck = load_deck(path)
+            deck = load_deck(path, results)
             media = resolve_media(deck)
             if "html" in formats:
                 from . import html

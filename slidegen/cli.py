@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -38,6 +39,14 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--to", type=_formats, default=None, metavar="FORMATS", help="comma-separated: html,pptx (default: both)")
     build.add_argument("--out", type=Path, default=None, help="output folder (default: build/)")
 
+    check = commands.add_parser("check", help="check every deck against results.md (exit 1 on any error)")
+    check.add_argument("--strict", action="store_true", help="also flag numbers typed by hand in slides and notes")
+
+    results = commands.add_parser("results", help="work with results/results.md")
+    results_commands = results.add_subparsers(dest="results_command", required=True, metavar="ACTION")
+    diff = results_commands.add_parser("diff", help="keys whose values changed against a git revision, and who cites them")
+    diff.add_argument("rev", nargs="?", default="HEAD", help="git revision to compare with (default: HEAD)")
+
     inspect = commands.add_parser("inspect", help="print a parsed deck")
     inspect.add_argument("deck", type=Path, metavar="DECK")
     inspect.add_argument("--json", action="store_true", help="print JSON (the only format for now)")
@@ -66,6 +75,30 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .check import check_project
+
+    project = find_project()
+    diagnostics = check_project(project.root, strict=args.strict)
+    for diagnostic in diagnostics:
+        print(diagnostic, file=sys.stderr if diagnostic.severity == "error" else sys.stdout)
+    errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    print(f"{len(project.deck_paths())} deck(s) checked: {errors} error(s), {warnings} warning(s)")
+    return 1 if errors else 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from .check import results_diff
+
+    changes = results_diff(find_project().root, args.rev)
+    for change in changes:
+        print(change)
+    if not changes:
+        print(f"no result changed since {args.rev}")
+    return 0
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .parse import deck_to_json, parse_deck
 
@@ -76,7 +109,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"build": cmd_build, "inspect": cmd_inspect}
+COMMANDS = {"build": cmd_build, "check": cmd_check, "results": cmd_results, "inspect": cmd_inspect}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("slidegen: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `slidegen inspect ... | head`: the reader left, which is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
