@@ -1,0 +1,553 @@
+"""Deck -> reveal.js HTML: one self-contained page per deck, an index, and the assets beside them.
+
+The page shell is a jinja2 template (``templates/deck.html.j2``, autoescaped); the slides'
+HTML is built here, one small function per node kind, every string from the deck escaped
+through :mod:`markupsafe` (``Markup.format`` escapes whatever is not already markup).
+
+Everything a page loads sits in ``assets/`` next to it, copied from ``node_modules`` by
+:func:`copy_assets`, so the output opens from ``file://`` with no network at all.
+
+Clicks become reveal.js fragments with explicit ``data-fragment-index`` values, counted
+per slide in document order. A code block's highlight steps (```` ```py {2-3|5} ````) are
+``fragment custom`` markers, invisible by themselves: a few lines of script in the page
+count the markers shown and mark the lines of that step (``.line.hl``). All markers shown
+(the final click, or a print with ``pdfSeparateFragments: false``) means the last step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import jinja2
+from markupsafe import Markup, escape
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import TextLexer, get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from . import theme
+from .deck import (
+    Block,
+    BulletList,
+    Click,
+    Code,
+    CodeBlock,
+    Deck,
+    Emph,
+    Figure,
+    Heading,
+    Image,
+    Inline,
+    LineBreak,
+    Link,
+    ListItem,
+    Math,
+    MathBlock,
+    OrderedList,
+    Paragraph,
+    Quote,
+    Ref,
+    Rule,
+    Slide,
+    SoftBreak,
+    Strike,
+    Strong,
+    Table,
+    Text,
+)
+from .errors import UsageError
+
+ASSETS_DIR = "assets"
+MEDIA_DIR = "media"
+
+#: Layouts painted on a dark background (reveal.js paints the whole viewport).
+DARK_LAYOUTS = frozenset({"section", "fact", "statement", "end"})
+
+#: Files copied from node_modules: (package-relative source, name in assets/).
+_VENDOR_FILES = (
+    ("reveal.js/dist/reveal.js", "reveal.js"),
+    ("reveal.js/dist/reveal.css", "reveal.css"),
+    ("reveal.js/dist/reset.css", "reset.css"),
+    ("reveal.js/dist/plugin/notes.js", "notes.js"),
+    ("katex/dist/katex.min.js", "katex.min.js"),
+)
+
+_NODE_MODULES_HINT = "reveal.js not found: run `npm ci` (or `make setup`)"
+
+#: Code blocks longer than this use a smaller type size so they still fit.
+_LONG_CODE_LINES = 13
+
+
+class AssetsMissing(UsageError):
+    """node_modules (reveal.js, KaTeX) is missing: a set-up problem, not a content one (exit 2)."""
+
+    def __init__(self, message: str = _NODE_MODULES_HINT) -> None:
+        super().__init__(message)
+
+
+# --------------------------------------------------------------------------- assets
+
+
+def find_node_modules(starts: Sequence[Path] | None = None) -> Path:
+    """The ``node_modules`` holding reveal.js, searched upward from the cwd, then from this package."""
+    if starts is None:
+        starts = [Path.cwd().resolve(), Path(__file__).resolve().parent]
+    for start in starts:
+        for folder in (start, *start.parents):
+            candidate = folder / "node_modules"
+            if (candidate / "reveal.js" / "dist" / "reveal.js").is_file():
+                return candidate
+    raise AssetsMissing()
+
+
+def copy_assets(out_dir: Path) -> None:
+    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS.
+
+    A file is written only when it is missing or its content differs, so rebuilding is cheap.
+    """
+    modules = find_node_modules()
+    katex_dist = modules / "katex" / "dist"
+    if not (katex_dist / "katex.min.js").is_file():
+        raise AssetsMissing("KaTeX not found: run `npm ci` (or `make setup`)")
+    assets = Path(out_dir) / ASSETS_DIR
+    for source, name in _VENDOR_FILES:
+        _sync(assets / name, (modules / source).read_bytes())
+    katex_css = (katex_dist / "katex.min.css").read_text(encoding="utf-8")
+    _sync(assets / "katex.min.css", woff2_only(katex_css).encode())
+    for font in sorted((katex_dist / "fonts").glob("*.woff2")):
+        _sync(assets / "fonts" / font.name, font.read_bytes())
+    _sync(assets / "theme.css", theme_css().encode())
+    _sync(assets / "pygments.css", pygments_css().encode())
+
+
+def woff2_only(css: str) -> str:
+    """KaTeX's CSS with every ``@font-face`` reduced to its woff2 source (the only fonts we ship)."""
+    return re.sub(r',\s*url\([^)]*\.(?:woff|ttf)\)\s*format\("(?:woff|truetype)"\)', "", css)
+
+
+def theme_css() -> str:
+    """Our reveal.js theme, rendered from ``templates/theme.css.j2`` with :mod:`slidegen.theme`."""
+    px_per_pt = theme.WIDTH_PX / (theme.WIDTH_IN * 72)
+    sizes = {
+        "title_px": round(theme.TITLE_PT * px_per_pt, 1),
+        "body_px": round(theme.BODY_PT * px_per_pt, 1),
+        "code_px": round(theme.CODE_PT * px_per_pt, 1),
+    }
+    values = {k: v for k, v in vars(theme).items() if k.isupper()}
+    return _env().get_template("theme.css.j2").render(**values, **sizes)
+
+
+def pygments_css() -> str:
+    """Token colours of :data:`theme.CODE_STYLE`, scoped to ``.code`` (backgrounds come from the theme)."""
+    rules = HtmlFormatter(style=theme.CODE_STYLE).get_token_style_defs(".code")
+    return "\n".join(rules) + "\n"
+
+
+def _sync(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` unless it already holds exactly that."""
+    if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+        return
+    _atomic_write(target, data)
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, then rename over ``target``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the output is meant to be shared
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    """Templates: ``*.html.j2`` autoescaped; the CSS template sees only :mod:`theme` values."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("slidegen", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+# --------------------------------------------------------------------------- media
+
+
+def _copy_media(media: Mapping[str, Path], out_dir: Path) -> dict[str, str]:
+    """Copy each media file to ``out_dir/media/STEM-HASH.EXT``; map its deck ``src`` to that URL."""
+    urls: dict[str, str] = {}
+    for src, path in media.items():
+        data = Path(path).read_bytes()
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip(".-") or "media"
+        name = f"{stem}-{digest}{Path(path).suffix.lower()}"
+        _sync(Path(out_dir) / MEDIA_DIR / name, data)
+        urls[src] = f"{MEDIA_DIR}/{quote(name)}"
+    return urls
+
+
+# --------------------------------------------------------------------------- links and code
+
+
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+
+
+def rewrite_url(url: str) -> str | None:
+    """A link target for the page: ``#id`` -> ``#/id``, ``NN-x.md#id`` -> ``NN-x.html#/id``.
+
+    External ``http(s)``/``mailto`` links are kept; other schemes (``javascript:``...) give ``None``.
+    """
+    parts = urlsplit(url)
+    if parts.scheme:
+        return url if parts.scheme.lower() in _SAFE_SCHEMES else None
+    path, _, fragment = url.partition("#")
+    if path.endswith(".md"):
+        path = path[: -len(".md")] + ".html"
+    if fragment and not fragment.startswith("/") and (path == "" or path.endswith(".html")):
+        fragment = "/" + fragment
+    return path + ("#" + fragment if fragment else "")
+
+
+def highlight_lines(code: str, lang: str) -> list[Markup]:
+    """``code`` coloured by Pygments, one balanced HTML fragment per source line."""
+    try:
+        lexer = get_lexer_by_name(lang, stripnl=False, ensurenl=True) if lang else TextLexer()
+    except ClassNotFound:
+        lexer = TextLexer()
+    html = highlight(code, lexer, HtmlFormatter(nowrap=True))
+    lines = html.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [Markup(line) for line in lines]  # Pygments escapes the code itself
+
+
+# --------------------------------------------------------------------------- slide bodies
+
+
+@dataclass(frozen=True)
+class SlideView:
+    """What the page template needs to place one slide."""
+
+    id: str | None
+    layout: str
+    dark: bool
+    body: Markup
+    right: Markup | None
+    title: Markup | None
+    image: str | None
+    image_missing: str | None
+    notes: Markup | None
+    number: int
+
+
+class _Renderer:
+    """Turns blocks and inlines into HTML; one instance per slide, counting its fragments."""
+
+    def __init__(self, media_urls: Mapping[str, str], *, clicks: bool = True) -> None:
+        self.media_urls = media_urls
+        self.clicks = clicks  # False for speaker notes: no fragments, code without steps
+        self.fragments = 0
+        self.blocks_by_type: dict[type, Callable[[object], Markup]] = {
+            Heading: self.heading,
+            Paragraph: self.paragraph,
+            BulletList: self.bullet_list,
+            OrderedList: self.ordered_list,
+            CodeBlock: self.code_block,
+            MathBlock: self.math_block,
+            Table: self.table,
+            Figure: self.figure,
+            Quote: self.quote,
+            Rule: self.rule,
+            Click: self.click,
+        }
+        self.inlines_by_type: dict[type, Callable[[object], Markup]] = {
+            Text: self.text,
+            Code: self.code,
+            Emph: self.emph,
+            Strong: self.strong,
+            Strike: self.strike,
+            Link: self.link,
+            Image: self.image,
+            Math: self.math,
+            SoftBreak: self.soft_break,
+            LineBreak: self.line_break,
+            Ref: self.ref,
+        }
+
+    def next_fragment(self) -> int:
+        """The next click of this slide."""
+        index = self.fragments
+        self.fragments += 1
+        return index
+
+    def fragment_attrs(self) -> Markup:
+        """` class="fragment" data-fragment-index="N"`, or nothing in notes."""
+        if not self.clicks:
+            return Markup("")
+        return Markup(' class="fragment" data-fragment-index="{}"').format(self.next_fragment())
+
+    # blocks ---------------------------------------------------------------
+
+    def blocks(self, blocks: Sequence[Block]) -> Markup:
+        return Markup("\n").join(self.block(b) for b in blocks)
+
+    def block(self, node: Block) -> Markup:
+        render = self.blocks_by_type.get(type(node))
+        if render is None:  # a node kind this writer does not know: say so, do not crash
+            return Markup("<!-- not rendered: {} -->").format(type(node).__name__)
+        return render(node)
+
+    def heading(self, node: Heading) -> Markup:
+        level = min(max(node.level, 1), 6)
+        return Markup("<h{0}>{1}</h{0}>").format(level, self.inlines(node.children))
+
+    def paragraph(self, node: Paragraph) -> Markup:
+        return Markup("<p>{}</p>").format(self.inlines(node.children))
+
+    def list_items(self, items: Sequence[ListItem], each: bool = False) -> Markup:
+        out = []
+        for item in items:
+            attrs = self.fragment_attrs() if each else Markup("")
+            blocks = item.blocks
+            if blocks and isinstance(blocks[0], Paragraph):  # tight item: text straight in <li>
+                first, blocks = self.inlines(blocks[0].children), blocks[1:]
+            else:
+                first = Markup("")
+            out.append(Markup("<li{}>{}{}</li>").format(attrs, first, self.blocks(blocks)))
+        return Markup("\n").join(out)
+
+    def bullet_list(self, node: BulletList, each: bool = False) -> Markup:
+        return Markup("<ul>\n{}\n</ul>").format(self.list_items(node.items, each))
+
+    def ordered_list(self, node: OrderedList, each: bool = False) -> Markup:
+        start = Markup(' start="{}"').format(node.start) if node.start != 1 else Markup("")
+        return Markup("<ol{}>\n{}\n</ol>").format(start, self.list_items(node.items, each))
+
+    def code_block(self, node: CodeBlock) -> Markup:
+        lines = highlight_lines(node.code, node.lang)
+        steps = node.steps if self.clicks else ()
+        lit = set(steps[0]) if steps else set()
+        rows = []
+        for number, line in enumerate(lines, start=1):
+            css = "line hl" if number in lit else "line"
+            rows.append(Markup('<span class="{}" data-line="{}">{}\n</span>').format(css, number, line))
+        classes = ["code"] + (["long"] if len(lines) > _LONG_CODE_LINES else [])
+        attrs = Markup(' class="{}"').format(" ".join(classes))
+        if node.lang:
+            attrs += Markup(' data-lang="{}"').format(node.lang)
+        markers = Markup("")
+        if len(steps) > 1:
+            attrs += Markup(' data-steps="{}"').format("|".join(",".join(map(str, s)) for s in steps))
+            markers = Markup("").join(
+                Markup('<span class="fragment custom code-step" data-fragment-index="{}"></span>').format(
+                    self.next_fragment()
+                )
+                for _ in steps[1:]
+            )
+        return Markup("<div{}>{}<pre><code>{}</code></pre></div>").format(attrs, markers, Markup("").join(rows))
+
+    def math_block(self, node: MathBlock) -> Markup:
+        return Markup('<div class="math display">{}</div>').format(node.tex)
+
+    def table(self, node: Table) -> Markup:
+        def align(col: int) -> Markup:
+            value = node.aligns[col] if col < len(node.aligns) else ""
+            if value in ("left", "center", "right"):
+                return Markup(' class="align-{}"').format(value)
+            return Markup("")
+
+        def row(cells: Sequence[Sequence[Inline]], tag: str) -> Markup:
+            return Markup("<tr>{}</tr>").format(
+                Markup("").join(
+                    Markup("<{0}{1}>{2}</{0}>").format(Markup(tag), align(i), self.inlines(cell))
+                    for i, cell in enumerate(cells)
+                )
+            )
+
+        head = Markup("<thead>{}</thead>").format(row(node.header, "th")) if node.header else Markup("")
+        body = Markup("\n").join(row(cells, "td") for cells in node.rows)
+        return Markup("<table>{}\n<tbody>\n{}\n</tbody></table>").format(head, body)
+
+    def figure(self, node: Figure) -> Markup:
+        caption = Markup("<figcaption>{}</figcaption>").format(node.title) if node.title else Markup("")
+        return Markup("<figure>{}{}</figure>").format(self.picture(node.src, node.alt, node.title, "div"), caption)
+
+    def picture(self, src: str, alt: str, title: str, placeholder_tag: str) -> Markup:
+        """An ``<img>``, or a visible box with the alt text when ``src`` has no media file."""
+        url = self.media_urls.get(src)
+        if url is None:
+            return Markup('<{0} class="missing-image" role="img" aria-label="{1}" title="{2}">{1}</{0}>').format(
+                Markup(placeholder_tag), alt, f"missing: {src}"
+            )
+        title_attr = Markup(' title="{}"').format(title) if title else Markup("")
+        return Markup('<img src="{}" alt="{}"{}>').format(url, alt, title_attr)
+
+    def quote(self, node: Quote) -> Markup:
+        return Markup("<blockquote>\n{}\n</blockquote>").format(self.blocks(node.blocks))
+
+    def rule(self, node: Rule) -> Markup:
+        return Markup("<hr>")
+
+    def click(self, node: Click) -> Markup:
+        if not self.clicks:
+            return self.blocks(node.blocks)
+        if not node.each:
+            attrs = self.fragment_attrs()
+            return Markup("<div{}>\n{}\n</div>").format(attrs, self.blocks(node.blocks))
+        out = []
+        for block in node.blocks:
+            if isinstance(block, BulletList):
+                out.append(self.bullet_list(block, each=True))
+            elif isinstance(block, OrderedList):
+                out.append(self.ordered_list(block, each=True))
+            else:
+                attrs = self.fragment_attrs()
+                out.append(Markup("<div{}>{}</div>").format(attrs, self.block(block)))
+        return Markup("\n").join(out)
+
+    # inlines --------------------------------------------------------------
+
+    def inlines(self, nodes: Sequence[Inline]) -> Markup:
+        out = []
+        for node in nodes:
+            render = self.inlines_by_type.get(type(node))
+            out.append(render(node) if render else escape(getattr(node, "text", "")))
+        return Markup("").join(out)
+
+    def text(self, node: Text) -> Markup:
+        return escape(node.text)
+
+    def code(self, node: Code) -> Markup:
+        return Markup("<code>{}</code>").format(node.text)
+
+    def emph(self, node: Emph) -> Markup:
+        return Markup("<em>{}</em>").format(self.inlines(node.children))
+
+    def strong(self, node: Strong) -> Markup:
+        return Markup("<strong>{}</strong>").format(self.inlines(node.children))
+
+    def strike(self, node: Strike) -> Markup:
+        return Markup("<del>{}</del>").format(self.inlines(node.children))
+
+    def link(self, node: Link) -> Markup:
+        href = rewrite_url(node.url)
+        content = self.inlines(node.children)
+        if href is None:
+            return Markup('<span class="link-removed" title="{}">{}</span>').format(node.url, content)
+        title = Markup(' title="{}"').format(node.title) if node.title else Markup("")
+        return Markup('<a href="{}"{}>{}</a>').format(href, title, content)
+
+    def image(self, node: Image) -> Markup:
+        return self.picture(node.src, node.alt, node.title, "span")
+
+    def math(self, node: Math) -> Markup:
+        return Markup('<span class="math inline">{}</span>').format(node.tex)
+
+    def soft_break(self, node: SoftBreak) -> Markup:
+        return Markup("\n")
+
+    def line_break(self, node: LineBreak) -> Markup:
+        return Markup("<br>\n")
+
+    def ref(self, node: Ref) -> Markup:
+        if node.text is None:
+            return Markup('<span class="ref unbound" data-key="{0}">{{{{ {0} }}}}</span>').format(node.key)
+        attrs = [Markup(' data-key="{}"').format(node.key)]
+        for name, value in node.info:
+            attr = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
+            if attr:
+                attrs.append(Markup(' data-{}="{}"').format(Markup(attr), value))
+        title = "; ".join([node.key] + [f"{name}: {value}" for name, value in node.info if value])
+        return Markup('<span class="ref"{} title="{}">{}</span>').format(Markup("").join(attrs), title, node.text)
+
+
+def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:
+    """Render one slide's body, slots and notes."""
+    render = _Renderer(media_urls)
+    blocks = list(slide.blocks)
+    title = None
+    if slide.layout == "two-cols" and slide.title_heading is not None:
+        # the title spans both columns rather than sitting atop the left one
+        title = render.block(blocks.pop(slide.title_heading))
+    body = render.blocks(blocks)
+    if slide.layout == "cover":
+        if not any(isinstance(b, Heading) for b in blocks):
+            body = Markup("<h1>{}</h1>\n").format(slide.title or deck.title) + body
+        meta = [str(deck.headmatter[k]) for k in ("author", "date") if deck.headmatter.get(k)]
+        if meta:
+            body += Markup('\n<p class="cover-meta">{}</p>').format(" · ".join(meta))
+    right = render.blocks(slide.slots.get("right", ())) if slide.layout == "two-cols" else None
+    image_src = slide.frontmatter.get("image") if slide.layout in ("image-left", "image-right") else None
+    image = media_urls.get(str(image_src)) if image_src else None
+    notes = _Renderer(media_urls, clicks=False).blocks(slide.notes_blocks) if slide.notes_blocks else None
+    return SlideView(
+        id=slide.id,
+        layout=slide.layout,
+        dark=slide.layout in DARK_LAYOUTS,
+        body=body,
+        right=right,
+        title=title,
+        image=image,
+        image_missing=str(image_src) if image_src and image is None else None,
+        notes=notes,
+        number=slide.index,
+    )
+
+
+def render_deck(deck: Deck, media_urls: Mapping[str, str]) -> str:
+    """The whole page for ``deck``; ``media_urls`` maps each image ``src`` to its URL."""
+    chapter = deck.headmatter.get("chapter")
+    return _env().get_template("deck.html.j2").render(
+        deck=deck,
+        lang=str(deck.headmatter.get("lang", "en")),
+        chapter=chapter if chapter not in (None, "") else None,
+        slides=[_slide_view(deck, s, media_urls) for s in deck.slides],
+        total=len(deck.slides),
+        assets=ASSETS_DIR,
+        width=theme.WIDTH_PX,
+        height=theme.HEIGHT_PX,
+        dark_background=theme.ACCENT_DARK_BG,
+        background=theme.BACKGROUND,
+    )
+
+
+def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path]) -> Path:
+    """Write ``out_dir/SLUG.html`` (atomically) and copy its media into ``out_dir/media``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    urls = _copy_media(media, out_dir)
+    target = out_dir / f"{deck.slug}.html"
+    _atomic_write(target, render_deck(deck, urls).encode("utf-8"))
+    return target
+
+
+def write_index(decks: Sequence[Deck], out_dir: Path) -> Path:
+    """Write ``out_dir/index.html``: every deck with its chapter, title, summary and link."""
+    out_dir = Path(out_dir)
+    entries = [
+        {
+            "href": f"{quote(d.slug)}.html",
+            "title": d.title or d.slug,
+            "chapter": d.headmatter.get("chapter"),
+            "summary": d.headmatter.get("summary", ""),
+        }
+        for d in decks
+    ]
+    html = _env().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR)
+    target = out_dir / "index.html"
+    _atomic_write(target, html.encode("utf-8"))
+    return target
