@@ -1,0 +1,64 @@
+"""The PowerPoint writer: ``Deck -> .pptx`` with native text, tables, code, equations and notes.
+
+Two steps, as Pandoc does it: :func:`slidegen.pptx.layout.build` decides every slide,
+shape, position and font size (pure, testable without XML); :func:`slidegen.pptx.render.render`
+draws that model with python-pptx. Raw XML lives in :mod:`slidegen.pptx.omml` only.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from slidegen.deck import Deck
+from slidegen.errors import Diagnostic
+
+__all__ = ["write_deck", "image_sizes"]
+
+
+def write_deck(deck: Deck, path: Path, media: Mapping[str, Path],
+               notes_footer: Mapping[int, Sequence[str]] | None = None) -> list[Diagnostic]:
+    """Write ``deck`` to ``path`` atomically and return the warnings.
+
+    ``media`` maps each image src as written in the deck (``Figure.src``, ``Image.src``,
+    ``fig:NAME``, a slide's ``image:``) to a PNG or JPEG file; a src missing from it
+    becomes a placeholder and a warning. ``notes_footer`` maps a slide's 1-based index to
+    lines appended to its speaker notes (``Sources: key — source``). Raises SlidegenError
+    when display math cannot become an equation.
+    """
+    from slidegen.pptx import layout, render
+
+    model, warnings = layout.build(deck, image_sizes(media),
+                                   {k: list(v) for k, v in (notes_footer or {}).items()})
+    prs = render.render(model, media)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".pptx.tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            prs.save(out)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return warnings
+
+
+def image_sizes(media: Mapping[str, Path]) -> dict[str, tuple[int, int]]:
+    """Pixel size of each readable PNG/JPEG in ``media``; unreadable files are left out."""
+    from PIL import Image, UnidentifiedImageError
+
+    sizes = {}
+    for src, file in media.items():
+        try:
+            with Image.open(file) as img:
+                if img.format in ("PNG", "JPEG"):
+                    sizes[src] = img.size
+        except (OSError, UnidentifiedImageError):
+            continue
+    return sizes

@@ -1,0 +1,320 @@
+"""Deck blocks and inlines -> model paragraphs and items, before anything has a position.
+
+:func:`flatten` turns a slot's blocks into a list of items: runs of text paragraphs
+(:class:`Flow`) and the things that need a shape of their own (code, tables, equations,
+figures). :mod:`slidegen.pptx.layout` measures and places them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Callable, Union
+
+from pptx.util import Pt
+
+from slidegen import deck as d
+from slidegen import theme
+from slidegen.errors import SlidegenError
+from slidegen.pptx import omml, texmath
+from slidegen.pptx.model import Para, Run
+
+#: Bullet characters by list depth.
+BULLETS = ("•", "–", "◦")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Font sizes for one attempt at fitting a slide."""
+
+    body: float
+    code: float
+    table: float
+    math: float
+
+    @classmethod
+    def at(cls, scale: float, body_scale: float = 1.0) -> Sizes:
+        """Theme sizes times ``scale`` (code alone grows past 1), never below the floors (body 16 pt)."""
+        shrink = min(scale, 1.0)
+        return cls(
+            body=max(16.0, round(theme.BODY_PT * body_scale * shrink)),
+            code=max(11.0, round(theme.CODE_PT * scale)),
+            table=max(12.0, round(18 * shrink)),
+            math=max(20.0, round(32 * shrink)),
+        )
+
+
+@dataclass
+class Context:
+    """What converting one slot needs: the deck (links), sizes, colours, and a warning sink."""
+
+    deck: d.Deck
+    sizes: Sizes
+    color: str = theme.TEXT
+    link_color: str = theme.ACCENT
+    align: str = "left"
+    warn: Callable[[int, str], None] = lambda line, message: None
+
+
+@dataclass
+class Flow:
+    """Consecutive text paragraphs: one text box."""
+
+    paras: list[Para] = field(default_factory=list)
+
+
+@dataclass
+class CodeItem:
+    """A code block: one paragraph per line, coloured runs."""
+
+    paras: list[Para]
+    width_chars: int
+
+
+@dataclass
+class TableItem:
+    header: list[Para]
+    rows: list[list[Para]]
+
+
+@dataclass
+class MathItem:
+    tex: str
+    omml: str
+    png: bytes
+    size: float
+    """Point size the PNG was drawn at."""
+
+
+@dataclass
+class FigureItem:
+    src: str
+    alt: str
+    caption: Para | None
+    line: int
+
+
+Item = Union[Flow, CodeItem, TableItem, MathItem, FigureItem]
+
+
+# --------------------------------------------------------------------------- inlines
+
+
+def runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[Run]:
+    """The runs for ``nodes``, neighbours with one look merged."""
+    merged: list[Run] = []
+    for run in _runs(nodes, ctx, line, **style):
+        if merged and replace(merged[-1], text="") == replace(run, text=""):
+            merged[-1] = replace(run, text=merged[-1].text + run.text)
+        else:
+            merged.append(run)
+    return merged
+
+
+def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[Run]:
+    """The runs for ``nodes``; ``style`` holds :class:`Run` fields set by enclosing markup."""
+    out: list[Run] = []
+    for node in nodes:
+        if isinstance(node, d.Text):
+            out.append(Run(node.text, **style))
+        elif isinstance(node, d.Code):
+            out.append(Run(node.text, **{**style, "font": theme.MONO}))
+        elif isinstance(node, d.Emph):
+            out += _runs(node.children, ctx, line, **{**style, "italic": True})
+        elif isinstance(node, d.Strong):
+            out += _runs(node.children, ctx, line, **{**style, "bold": True})
+        elif isinstance(node, d.Strike):
+            out += _runs(node.children, ctx, line, **{**style, "strike": True})
+        elif isinstance(node, d.Link):
+            target = link_target(node.url, ctx, line)
+            look = {"color": ctx.link_color, "underline": True, **target}
+            out += _runs(node.children, ctx, line, **{**style, **look})
+        elif isinstance(node, d.Math):
+            out.append(Run(texmath.tex_to_unicode(node.tex), **{**style, "italic": True}))
+        elif isinstance(node, d.SoftBreak):
+            out.append(Run(" ", **style))
+        elif isinstance(node, d.LineBreak):
+            out.append(Run("\n", **style))
+        elif isinstance(node, d.Ref):
+            text = node.text if node.text is not None else "{{ %s }}" % node.key
+            out.append(Run(text, **{"color": ctx.link_color, **style}))
+        elif isinstance(node, d.Image):
+            ctx.warn(line, f"image '{node.src}' inside text is shown as its alt text; "
+                           "put it in a paragraph of its own to show the picture")
+            out.append(Run(f"[{node.alt}]", **style))
+    return out
+
+
+def link_target(url: str, ctx: Context, line: int) -> dict:
+    """Run fields for a link: ``slide`` for ``#id``, ``url`` otherwise (``x.md`` -> ``x.pptx``)."""
+    if url.startswith("#"):
+        slide = ctx.deck.slide_by_id(url[1:])
+        if slide is None:
+            ctx.warn(line, f"link to '{url}': no slide of this deck has id '{url[1:]}'")
+            return {}
+        return {"slide": slide.index}
+    if not re.match(r"^[a-z][a-z0-9+.-]*:", url, re.I):
+        url = re.sub(r"\.md(?=$|#)", ".pptx", url).split("#")[0]
+    return {"url": url}
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def flatten(blocks: tuple[d.Block, ...], ctx: Context) -> list[Item]:
+    """The items for a slot's blocks, in reading order."""
+    items: list[Item] = []
+    _blocks(blocks, ctx, items, depth=0, marker=None)
+    for item in items:
+        if isinstance(item, Flow) and item.paras:
+            item.paras[0] = replace(item.paras[0], space_before=Pt(0))
+    return items
+
+
+def _add_para(items: list[Item], para: Para) -> None:
+    if not items or not isinstance(items[-1], Flow):
+        items.append(Flow())
+    items[-1].paras.append(para)
+
+
+def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth: int,
+            marker: tuple[str, int] | None, italic: bool = False) -> None:
+    """Append items for ``blocks``; ``marker`` (kind, number) goes on the first paragraph."""
+    body = ctx.sizes.body
+    for block in blocks:
+        first = marker
+        marker = None
+        if isinstance(block, (d.Heading, d.Paragraph)):
+            shown = [n for n in block.children if not _blank(n)]
+            if isinstance(block, d.Paragraph) and shown and all(isinstance(n, d.Image) for n in shown):
+                for img in shown:
+                    items.append(FigureItem(img.src, img.alt, _caption(img.title, ctx), block.line))
+                continue
+            heading = isinstance(block, d.Heading)
+            size = body * (1.2 if heading and block.level <= 2 else 1.1 if heading else 1.0)
+            if first is not None:
+                bullet, number = first
+            else:
+                bullet, number = ("indent" if depth else None), 1
+            _add_para(items, Para(
+                tuple(runs(block.children, ctx, block.line)), Pt(size), color=ctx.color,
+                bold=heading, italic=italic, align=ctx.align if not depth else "left",
+                level=max(depth - 1, 0), bullet=bullet, start=number,
+                space_before=Pt(size * (0.25 if depth else 0.6 if heading else 0.45)),
+            ))
+        elif isinstance(block, (d.BulletList, d.OrderedList)):
+            numbered = isinstance(block, d.OrderedList)
+            for i, item in enumerate(block.items):
+                mark = ("number", block.start + i) if numbered else ("bullet", 1)
+                _blocks(item.blocks, ctx, items, depth + 1, mark, italic)
+        elif isinstance(block, d.CodeBlock):
+            items.append(code_item(block, ctx.sizes.code))
+        elif isinstance(block, d.MathBlock):
+            items.append(math_item(block, ctx))
+        elif isinstance(block, d.Table):
+            items.append(table_item(block, ctx))
+        elif isinstance(block, d.Figure):
+            items.append(FigureItem(block.src, block.alt, _caption(block.title, ctx), block.line))
+        elif isinstance(block, d.Quote):
+            _blocks(block.blocks, ctx, items, depth + 1 if depth else depth, None, italic=True)
+        elif isinstance(block, d.Click):
+            _blocks(block.blocks, ctx, items, depth, first, italic)
+        elif isinstance(block, d.Rule):
+            continue
+        else:
+            ctx.warn(getattr(block, "line", 0), f"{type(block).__name__} is not shown in PowerPoint")
+
+
+def _blank(node: d.Inline) -> bool:
+    return isinstance(node, (d.SoftBreak, d.LineBreak)) or (isinstance(node, d.Text) and not node.text.strip())
+
+
+def _caption(title: str, ctx: Context) -> Para | None:
+    if not title:
+        return None
+    color = theme.MUTED if ctx.color == theme.TEXT else ctx.color
+    return Para((Run(title),), Pt(max(12.0, ctx.sizes.body - 4)), color=color, align="center")
+
+
+def code_item(block: d.CodeBlock, size: float) -> CodeItem:
+    """Pygments-coloured lines in the theme's monospace font; highlight steps show the final state."""
+    from pygments.lexers import TextLexer, get_lexer_by_name
+    from pygments.styles import get_style_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = get_lexer_by_name(block.lang) if block.lang else TextLexer()
+    except ClassNotFound:
+        lexer = TextLexer()
+    style = get_style_by_name(theme.CODE_STYLE)
+    lines: list[list[Run]] = [[]]
+    for token, value in lexer.get_tokens(block.code.rstrip("\n")):
+        look = style.style_for_token(token)
+        fmt = {"color": f"#{look['color']}" if look["color"] else None,
+               "bold": bool(look["bold"]), "italic": bool(look["italic"])}
+        for i, piece in enumerate(value.split("\n")):
+            if i:
+                lines.append([])
+            if piece:
+                lines[-1].append(Run(piece, **fmt))
+    while len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    paras = [Para(tuple(line) or (Run(""),), Pt(size), font=theme.MONO) for line in lines]
+    width = max(len(p.text.expandtabs(4)) for p in paras)
+    return CodeItem(paras, width)
+
+
+def math_item(block: d.MathBlock, ctx: Context) -> MathItem:
+    """Convert display math now, so bad LaTeX is an input error with its line."""
+    tex = block.tex.strip()
+    try:
+        xml = omml.latex_to_omml(tex)
+    except ValueError as exc:
+        raise SlidegenError(ctx.deck.path, block.line, 1,
+                            f"cannot convert this LaTeX to an equation: {exc}; simplify it "
+                            "or split it into one $$...$$ block per line") from None
+    size = 32.0
+    return MathItem(tex, xml, texmath.render_png(tex, size, ctx.color), size)
+
+
+def table_item(block: d.Table, ctx: Context) -> TableItem:
+    size = Pt(ctx.sizes.table)
+    aligns = list(block.aligns) + [""] * len(block.header)
+
+    def cell(nodes: tuple[d.Inline, ...], col: int, header: bool) -> Para:
+        return Para(tuple(runs(nodes, replace(ctx, color=theme.TEXT, link_color=theme.ACCENT), block.line)),
+                    size, color=theme.TEXT, bold=header, align=aligns[col] or "left")
+
+    header = [cell(c, i, True) for i, c in enumerate(block.header)]
+    rows = [[cell(c, i, False) for i, c in enumerate(row)] for row in block.rows]
+    return TableItem(header, rows)
+
+
+# --------------------------------------------------------------------------- notes
+
+
+def notes_lines(blocks: tuple[d.Block, ...], indent: str = "") -> list[str]:
+    """Speaker notes as plain text, one string per paragraph."""
+    lines: list[str] = []
+    for block in blocks:
+        if isinstance(block, (d.Heading, d.Paragraph)):
+            lines.append(indent + d.plain_text(block.children))
+        elif isinstance(block, (d.BulletList, d.OrderedList)):
+            for i, item in enumerate(block.items):
+                mark = f"{block.start + i}. " if isinstance(block, d.OrderedList) else "• "
+                sub = notes_lines(item.blocks, indent + "   ")
+                if sub:
+                    sub[0] = indent + mark + sub[0].lstrip()
+                lines += sub
+        elif isinstance(block, d.CodeBlock):
+            lines += [indent + line for line in block.code.rstrip("\n").split("\n")]
+        elif isinstance(block, d.MathBlock):
+            lines.append(indent + block.tex.strip())
+        elif isinstance(block, d.Table):
+            for row in (block.header, *block.rows):
+                lines.append(indent + " | ".join(d.plain_text(c) for c in row))
+        elif isinstance(block, d.Figure):
+            lines.append(f"{indent}[image: {block.alt}]")
+        elif isinstance(block, (d.Quote, d.Click)):
+            lines += notes_lines(block.blocks, indent)
+    return lines

@@ -1,0 +1,430 @@
+"""The pure step: ``Deck -> (PresentationModel, warnings)``. No XML, no files.
+
+Each deck layout maps to a :class:`Kind`: the template layout it starts from, its
+background, whether title and body stack at the top (``default``) or sit as a group in
+the middle (``center``, ``section``...), and its title size. Body content is flattened
+into items (:mod:`slidegen.pptx.content`), measured with an estimate of characters per
+line, and placed top to bottom at the largest sizes that fit (code may grow past the theme size;
+text shrinks down to the floors of :meth:`Sizes.at`); a slide that still overflows is reported.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping
+
+from pptx.util import Emu, Inches, Pt
+
+from slidegen import deck as d
+from slidegen import theme
+from slidegen.errors import Diagnostic, display_path
+from slidegen.pptx import texmath
+from slidegen.pptx.content import (CodeItem, Context, FigureItem, Flow, Item, MathItem, Sizes,
+                                   TableItem, flatten, notes_lines, runs)
+from slidegen.pptx.model import (Box, Equation, Para, Picture, PresentationModel, Run, Shape,
+                                 SlideModel, Table, TextBox)
+
+HEIGHT = Inches(theme.HEIGHT_IN)
+WIDTH = Emu(HEIGHT * 16 // 9)  # 12192000 EMU, PowerPoint's own 16:9 (13.333 in)
+MARGIN = Inches(0.6)
+TITLE_TOP, TITLE_H = Inches(0.3), Inches(1.05)
+BODY_TOP, BODY_BOTTOM = Inches(1.5), Inches(6.8)
+FOOTER_TOP, FOOTER_H = Inches(6.98), Inches(0.36)
+GAP = Inches(0.18)
+COLUMN_GAP = Inches(0.4)
+INDENT = Inches(0.38)
+TEXT_INSET = Inches(0.05)
+CODE_INSET = Inches(0.15)
+CELL_MARGIN_X, CELL_MARGIN_Y = Inches(0.1), Inches(0.05)
+MIN_FIGURE_H = Inches(1.6)
+#: Tallest figure on a centred slide, so the group keeps some air around it.
+MAX_CENTERED_FIGURE_H = (BODY_BOTTOM - BODY_TOP) * 2 // 3
+#: Shrink steps tried in order when content does not fit.
+SCALES = (1.27, 1.13, 1.0, 0.91, 0.82, 0.73, 0.6)
+#: Average advance of a character, in ems, per font (Carlito measures 0.40 on prose).
+EM = {theme.SANS: 0.43, theme.MONO: 0.602}
+LINE = 1.2
+#: Room lost at the end of a wrapped line (about one word), in ems.
+WRAP_WASTE = 2.0
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How a deck layout looks in PowerPoint."""
+
+    template: str
+    title_pt: float
+    centered: bool = False
+    dark: bool = False
+    align: str = "left"
+    title_bold: bool = True
+    title_italic: bool = False
+    body_scale: float = 1.0
+
+
+DEFAULT = Kind("Title Only", theme.TITLE_PT)
+KINDS: dict[str, Kind] = {
+    "cover": Kind("Title Slide", 44, centered=True, align="center", body_scale=1.1),
+    "default": DEFAULT,
+    "center": Kind("Title Only", theme.TITLE_PT, centered=True, align="center"),
+    "section": Kind("Title Only", 44, centered=True, dark=True, align="center", body_scale=1.1),
+    "two-cols": DEFAULT,
+    "image-left": DEFAULT,
+    "image-right": DEFAULT,
+    "fact": Kind("Title Only", 72, centered=True, dark=True, align="center", body_scale=1.1),
+    "statement": Kind("Title Only", 48, centered=True, dark=True, align="center", body_scale=1.1),
+    "quote": Kind("Title Only", 36, centered=True, title_bold=False, title_italic=True, body_scale=1.45),
+    "end": Kind("Title Only", 48, centered=True, dark=True, align="center", body_scale=1.1),
+}
+
+
+def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
+          notes_footer: Mapping[int, list[str]] | None = None) -> tuple[PresentationModel, list[Diagnostic]]:
+    """Lay out every slide of ``deck``.
+
+    ``image_sizes`` maps each image src that has a file to its pixel size; a src missing
+    from it becomes a placeholder and a warning. ``notes_footer`` maps a slide index to
+    lines appended to its notes. Raises SlidegenError for LaTeX that cannot be converted.
+    """
+    warnings: list[Diagnostic] = []
+    slides = []
+    for slide in deck.slides:
+        model, slide_warnings = _slide(deck, slide, image_sizes)
+        extra = tuple((notes_footer or {}).get(slide.index, ()))
+        slides.append(replace(model, notes_footer=extra))
+        warnings += slide_warnings
+    author = str(deck.headmatter.get("author", "") or "")
+    return PresentationModel(WIDTH, HEIGHT, deck.title, author, tuple(slides)), warnings
+
+
+# --------------------------------------------------------------------------- one slide
+
+
+def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, int]]
+           ) -> tuple[SlideModel, list[Diagnostic]]:
+    where = display_path(deck.path)
+    kind = KINDS.get(slide.layout)
+    fixed: list[Diagnostic] = []
+    if kind is None:
+        fixed.append(Diagnostic(where, slide.line, 1, f"unknown layout '{slide.layout}'; "
+                                "laid out as 'default'", "warning"))
+        kind = DEFAULT
+    color = theme.TEXT_ON_DARK if kind.dark else theme.TEXT
+    blocks = tuple(b for i, b in enumerate(slide.blocks) if i != slide.title_heading)
+    columns, region, shapes = _regions(slide, blocks, image_sizes, where, fixed)
+
+    warnings: list[Diagnostic] = []
+
+    def fit(place: Callable[[Context], tuple[list[Shape], bool]]) -> list[Shape]:
+        """``place`` at the largest sizes where it fits; at the smallest (and a warning) if none does."""
+        for scale in SCALES:
+            found: list[Diagnostic] = []
+            ctx = Context(deck, Sizes.at(scale, kind.body_scale), color=color,
+                          link_color=theme.TEXT_ON_DARK if kind.dark else theme.ACCENT, align=kind.align,
+                          warn=lambda line, msg: found.append(Diagnostic(where, line or slide.line, 1, msg, "warning")))
+            placed, fits = place(ctx)
+            if fits:
+                break
+        else:
+            found.append(Diagnostic(where, slide.line, 1, f"slide {slide.index} does not fit even at "
+                                    f"{ctx.sizes.body:g} pt; split it or cut some content", "warning"))
+        warnings.extend(w for w in found if w not in warnings)
+        return placed
+
+    if kind.centered:
+        author = str(deck.headmatter.get("author") or "") if slide.layout == "cover" else ""
+        placed = fit(lambda ctx: _place_centered(slide, kind, ctx, columns[0], region, image_sizes, author))
+    else:
+        placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
+        top = BODY_TOP if placed else Inches(0.5)
+        col_w = (region.w - COLUMN_GAP * (len(columns) - 1)) // len(columns)
+        for i, col in enumerate(columns):
+            area = Box(region.x + i * (col_w + COLUMN_GAP), top, col_w, BODY_BOTTOM - top)
+            placed += fit(lambda ctx: _column(flatten(col, ctx), area, ctx, image_sizes, center=False))
+    shapes += placed + _footer(deck, slide, kind, region)
+    notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
+    template = kind.template if any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes) else "Blank"
+    model = SlideModel(slide.index, slide.layout, template, tuple(shapes),
+                       background=theme.ACCENT_DARK_BG if kind.dark else None, notes=notes)
+    return model, fixed + warnings
+
+
+def _regions(slide: d.Slide, blocks: tuple[d.Block, ...], image_sizes: Mapping[str, tuple[int, int]],
+             where: str, warnings: list[Diagnostic]) -> tuple[list[tuple[d.Block, ...]], Box, list[Shape]]:
+    """The slots to lay out, the region (title and body) they share, and any half-slide image."""
+    full = Box(MARGIN, 0, WIDTH - 2 * MARGIN, HEIGHT)
+    if slide.layout == "two-cols":
+        return [blocks, tuple(slide.slots.get("right", ()))], full, []
+    extra = tuple(b for name, slot in slide.slots.items() for b in slot)
+    if slide.layout not in ("image-left", "image-right"):
+        return [blocks + extra], full, []
+    half = WIDTH // 2
+    left = slide.layout == "image-left"
+    region = Box(half + MARGIN if left else MARGIN, 0, half - 2 * MARGIN, HEIGHT)
+    image_box = Box(0 if left else half, 0, WIDTH - half, HEIGHT)
+    src = slide.frontmatter.get("image")
+    if not src or str(src) not in image_sizes:
+        why = "has no 'image:' in its frontmatter" if not src else f"image '{src}' was not found"
+        warnings.append(Diagnostic(where, slide.line, 1, f"{slide.layout} slide {why}", "warning"))
+        return [blocks + extra], region, [_missing(image_box, str(src or "image:"))]
+    pad = Inches(0.4)
+    picture: list[Shape] = []
+    alt = str(slide.frontmatter.get("alt") or slide.title or src)
+    _place_figure(FigureItem(str(src), alt, None, slide.line),
+                  Box(image_box.x + pad, image_box.y + pad, image_box.w - 2 * pad, image_box.h - 2 * pad),
+                  image_sizes, picture, None, middle=True)
+    return [blocks + extra], region, picture
+
+
+def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Block, ...], region: Box,
+                    image_sizes: Mapping[str, tuple[int, int]], author: str) -> tuple[list[Shape], bool]:
+    """Title and body as one group in the middle of the slide (cover, center, section...).
+
+    The cover's first text box fills the subtitle placeholder and ends with ``author``.
+    """
+    title = _title_para(slide, kind, ctx, region.w, HEIGHT // 3)
+    title_h = _para_height(title, region.w) + 2 * TEXT_INSET if title else 0
+    items = flatten(blocks, ctx)
+    if author:
+        para = Para((Run(author),), Pt(ctx.sizes.body), color=theme.MUTED, align=ctx.align,
+                    space_before=Pt(ctx.sizes.body) if items else Pt(0))
+        if items and isinstance(items[-1], Flow):
+            items[-1].paras.append(para)
+        else:
+            items.append(Flow([para]))
+    top, bottom = Inches(0.5), BODY_BOTTOM
+    body_h = _column_height(items, region.w, image_sizes, ctx)
+    free = bottom - top - body_h - (title_h + 2 * GAP if title else 0)
+    y = top + max(free, 0) // 2
+    shapes: list[Shape] = []
+    if title:
+        shapes.append(TextBox(Box(region.x, y, region.w, title_h), (title,), "Title", "title",
+                              anchor="middle", inset=TEXT_INSET))
+        y += title_h + 2 * GAP
+    body, fits = _column(items, Box(region.x, y, region.w, bottom - y), ctx, image_sizes, center=True)
+    if slide.layout == "cover":
+        body = [replace(s, placeholder="subtitle", name="Subtitle") if i == 0 and isinstance(s, TextBox)
+                else s for i, s in enumerate(body)]
+    return shapes + body, fits and free >= 0
+
+
+def _place_title(slide: d.Slide, kind: Kind, ctx: Context, region: Box) -> list[Shape]:
+    """The title at the top of a content slide, bottom-aligned over the body; none without a title."""
+    title = _title_para(slide, kind, ctx, region.w, TITLE_H)
+    if title is None:
+        return []
+    return [TextBox(Box(region.x, TITLE_TOP, region.w, TITLE_H), (title,), "Title", "title",
+                    anchor="bottom", inset=TEXT_INSET)]
+
+
+def _title_para(slide: d.Slide, kind: Kind, ctx: Context, width: int, height: int) -> Para | None:
+    """The title paragraph, shrunk in 2-pt steps (down to 60%) until it fits ``width`` x ``height``."""
+    if not slide.title.strip():
+        return None
+    inlines = slide.title_inlines or (d.Text(slide.title),)
+    body = tuple(runs(inlines, replace(ctx, link_color=ctx.color), slide.line))
+    size = kind.title_pt
+    while True:
+        para = Para(body, Pt(size), color=ctx.color, bold=kind.title_bold, italic=kind.title_italic,
+                    align=kind.align)
+        if _para_height(para, width) + 2 * TEXT_INSET <= height or size - 2 < kind.title_pt * 0.6:
+            return para
+        size -= 2
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def _line_widths(para: Para) -> list[float]:
+    """Width in points of each hard line of ``para`` if it were not wrapped."""
+    widths = [0.0]
+    for run in para.runs:
+        em = EM.get(run.font or para.font, EM[theme.SANS]) * (1.05 if run.bold or para.bold else 1.0)
+        for i, piece in enumerate(run.text.split("\n")):
+            if i:
+                widths.append(0.0)
+            widths[-1] += len(piece.expandtabs(4)) * em * para.size.pt
+    return widths
+
+
+def _indent(para: Para) -> int:
+    return INDENT * (para.level + 1) if para.bullet else 0
+
+
+def _para_height(para: Para, width: int) -> int:
+    """Estimated height: hard lines, each wrapped at the box width less a word of waste."""
+    avail = max(Emu(width - _indent(para) - 2 * TEXT_INSET).pt, 1.0)
+    wrap_at = avail if para.font == theme.MONO else max(avail - WRAP_WASTE * para.size.pt, 1.0)
+    lines = sum(1 if w <= avail else math.ceil(w / wrap_at) for w in _line_widths(para))
+    return Pt(lines * para.size.pt * LINE) + para.space_before
+
+
+def _flow_height(paras: list[Para], width: int, inset: int = TEXT_INSET) -> int:
+    return sum(_para_height(p, width - 2 * (inset - TEXT_INSET)) for p in paras) + 2 * inset
+
+
+def _fit_code(item: CodeItem, width: int) -> list[Para]:
+    """Code paragraphs at a size where the longest line fits ``width`` (not below 10 pt)."""
+    avail = Emu(width - 2 * CODE_INSET).pt
+    size = item.paras[0].size.pt
+    fitting = avail / (EM[theme.MONO] * max(item.width_chars, 1))
+    if fitting < size:
+        size = max(10.0, math.floor(fitting))
+        return [replace(p, size=Pt(size)) for p in item.paras]
+    return item.paras
+
+
+def _table_dims(item: TableItem, width: int) -> tuple[list[int], list[int]]:
+    """Column widths (natural, scaled down to ``width``) and row heights."""
+    rows = [item.header, *item.rows]
+    ncols = max(len(r) for r in rows)
+    natural = [0.0] * ncols
+    for row in rows:
+        for i, cell in enumerate(row):
+            natural[i] = max(natural[i], max(_line_widths(cell)) * 1.06 + Emu(2 * CELL_MARGIN_X).pt)
+    natural = [max(n, Emu(Inches(0.7)).pt) for n in natural]
+    total = sum(natural)
+    scale = min(1.2, Emu(width).pt / total)
+    cols = [int(Pt(n * scale)) for n in natural]
+    heights = []
+    for row in rows:
+        h = max((_para_height(cell, cols[i] - 2 * CELL_MARGIN_X + 2 * TEXT_INSET) for i, cell in enumerate(row)),
+                default=0)
+        heights.append(h + 2 * CELL_MARGIN_Y)
+    return cols, heights
+
+
+def _math_size(item: MathItem, ctx: Context, width: int) -> tuple[int, int]:
+    px_w, px_h = texmath.png_size(item.png)
+    scale = ctx.sizes.math / item.size
+    w, h = Inches(px_w / texmath.DPI * scale), Inches(px_h / texmath.DPI * scale)
+    if w > width:
+        w, h = width, int(h * width / w)
+    return int(w), int(h)
+
+
+def _figure_natural(item: FigureItem, width: int, image_sizes: Mapping[str, tuple[int, int]]) -> int:
+    w, h = image_sizes[item.src]
+    return int(width * h / w)
+
+
+def _fixed_height(item: Item, width: int, ctx: Context) -> int:
+    if isinstance(item, Flow):
+        return _flow_height(item.paras, width)
+    if isinstance(item, CodeItem):
+        return _flow_height(_fit_code(item, width), width, CODE_INSET)
+    if isinstance(item, TableItem):
+        return sum(_table_dims(item, width)[1])
+    if isinstance(item, MathItem):
+        return _math_size(item, ctx, width)[1]
+    return 0
+
+
+def _caption_height(item: FigureItem, width: int) -> int:
+    return _para_height(item.caption, width) + 2 * TEXT_INSET if item.caption else 0
+
+
+def _column_height(items: list[Item], width: int, image_sizes, ctx: Context) -> int:
+    """Natural height of a column (figures at full width, capped at two thirds of the body)."""
+    total = GAP * max(len(items) - 1, 0)
+    for item in items:
+        if isinstance(item, FigureItem):
+            pic = _figure_natural(item, width, image_sizes) if item.src in image_sizes else MIN_FIGURE_H
+            total += min(pic, MAX_CENTERED_FIGURE_H) + _caption_height(item, width)
+        else:
+            total += _fixed_height(item, width, ctx)
+    return total
+
+
+# --------------------------------------------------------------------------- placing
+
+
+def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str, tuple[int, int]],
+            center: bool) -> tuple[list[Shape], bool]:
+    """Shapes for ``items`` stacked from the top of ``area``; False when they overflow it."""
+    figures = [it for it in items if isinstance(it, FigureItem)]
+    fixed = sum(_fixed_height(it, area.w, ctx) + (_caption_height(it, area.w) if isinstance(it, FigureItem) else 0)
+                for it in items) + GAP * max(len(items) - 1, 0)
+    free = area.h - fixed
+    per_figure = free // len(figures) if figures else 0
+    fits = free >= (MIN_FIGURE_H * len(figures) if figures else 0)
+    per_figure = max(min(per_figure, MAX_CENTERED_FIGURE_H) if center else per_figure, MIN_FIGURE_H)
+
+    shapes: list[Shape] = []
+    y = area.y
+    for item in items:
+        if isinstance(item, Flow):
+            h = _flow_height(item.paras, area.w)
+            box = Box(area.x, y, area.w, h)
+            if center and any(p.bullet for p in item.paras):
+                w = min(area.w, int(Pt(max(max(_line_widths(p)) + Emu(_indent(p)).pt for p in item.paras)
+                                       * 1.1)) + 2 * TEXT_INSET)
+                box = Box(area.x + (area.w - w) // 2, y, w, h)
+            shapes.append(TextBox(box, tuple(item.paras), "Text", inset=TEXT_INSET))
+        elif isinstance(item, CodeItem):
+            paras = _fit_code(item, area.w)
+            h = _flow_height(paras, area.w, CODE_INSET)
+            shapes.append(TextBox(Box(area.x, y, area.w, h), tuple(paras), "Code",
+                                  fill=theme.CODE_BACKGROUND, inset=CODE_INSET))
+        elif isinstance(item, TableItem):
+            cols, rows = _table_dims(item, area.w)
+            w, h = sum(cols), sum(rows)
+            x = area.x + (area.w - w) // 2 if center else area.x
+            shapes.append(Table(Box(x, y, w, h), tuple(item.header), tuple(tuple(r) for r in item.rows),
+                                tuple(cols), tuple(rows)))
+        elif isinstance(item, MathItem):
+            w, h = _math_size(item, ctx, area.w)
+            shapes.append(Equation(Box(area.x + (area.w - w) // 2, y, w, h), item.tex, item.omml, item.png,
+                                   Pt(ctx.sizes.math), ctx.color))
+        else:
+            h = _place_figure(item, Box(area.x, y, area.w, per_figure), image_sizes, shapes, ctx)
+            if item.caption:
+                cap_h = _caption_height(item, area.w)
+                shapes.append(TextBox(Box(area.x, y + h, area.w, cap_h), (item.caption,), "Caption",
+                                      inset=TEXT_INSET))
+                h += cap_h
+        y += h + GAP
+    return shapes, fits and y - GAP <= area.bottom
+
+
+def _place_figure(item: FigureItem, area: Box, image_sizes: Mapping[str, tuple[int, int]],
+                  shapes: list[Shape], ctx: Context | None, middle: bool = False) -> int:
+    """Add the picture fitted in ``area`` (centred), or a placeholder; return the height used."""
+    if item.src not in image_sizes:
+        if ctx:
+            ctx.warn(item.line, f"image '{item.src}' was not found (or is not a PNG/JPEG); "
+                                "a placeholder is shown")
+        shapes.append(_missing(Box(area.x, area.y, area.w, MIN_FIGURE_H), item.src))
+        return MIN_FIGURE_H
+    w, h = image_sizes[item.src]
+    scale = min(area.w / w, area.h / h)
+    pw, ph = int(w * scale), int(h * scale)
+    y = area.y + (area.h - ph) // 2 if middle else area.y
+    shapes.append(Picture(Box(area.x + (area.w - pw) // 2, y, pw, ph), item.src, item.alt or item.src))
+    return ph
+
+
+def _missing(box: Box, src: str) -> TextBox:
+    """The placeholder shown where an image file is missing."""
+    para = Para((Run(f"[missing image: {src}]"),), Pt(16), color=theme.MUTED, align="center")
+    return TextBox(box, (para,), "Missing image", fill=theme.CODE_BACKGROUND, anchor="middle", inset=TEXT_INSET)
+
+
+def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape]:
+    """Deck title and chapter on the left, the slide number on the right, small and muted."""
+    color = theme.TEXT_ON_DARK if kind.dark else theme.MUTED
+    size = Pt(theme.NOTE_PT)
+    chapter = deck.headmatter.get("chapter")
+    if isinstance(chapter, int) and not isinstance(chapter, bool):
+        chapter = f"Chapter {chapter}"
+    label = " · ".join(str(part) for part in (deck.title, chapter) if part not in (None, ""))
+    number_w = Inches(1.0)
+    left = Para((Run(label),), size, color=color)
+    number = Para((Run(str(slide.index), field="slidenum"),), size, color=color, align="right")
+    return [
+        TextBox(Box(region.x, FOOTER_TOP, region.w - number_w, FOOTER_H), (left,), "Footer",
+                anchor="middle", inset=TEXT_INSET),
+        TextBox(Box(region.right - number_w, FOOTER_TOP, number_w, FOOTER_H), (number,), "Slide number",
+                anchor="middle", inset=TEXT_INSET),
+    ]

@@ -1,0 +1,73 @@
+"""The PPTX as LibreOffice sees it: converted to PDF, one page per slide, titles and equations on the pages.
+
+Skipped with a reason when ``soffice`` is missing, unless CI is set: then it fails.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from slidegen.pptx import write_deck
+
+pytestmark = pytest.mark.office
+
+
+def _load_helper(name: str):
+    """Import tests/NAME.py (tests are imported with --import-mode=importlib, not from sys.path)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _need(tool: str, package: str) -> str:
+    path = shutil.which(tool)
+    if path:
+        return path
+    reason = f"{tool} not found (Debian package {package})"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{reason}; CI is set, so the LibreOffice tests must run")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def pdf(tmp_path_factory) -> tuple[Path, int, list[str]]:
+    """The hand-built deck written as PPTX and converted by LibreOffice; (pdf, slides, titles)."""
+    soffice = _need("soffice", "libreoffice-impress")
+    tmp = tmp_path_factory.mktemp("office")
+    deck, media = _load_helper("pptx_sample_deck").every_feature_deck(tmp)
+    pptx = tmp / "deck.pptx"
+    write_deck(deck, pptx, media)
+    out = tmp / "pdf"
+    subprocess.run([soffice, f"-env:UserInstallation=file://{tmp / 'profile'}", "--headless",
+                    "--convert-to", "pdf", "--outdir", str(out), str(pptx)],
+                   check=True, capture_output=True, timeout=180)
+    return out / "deck.pdf", len(deck.slides), [s.title for s in deck.slides]
+
+
+def test_one_page_per_slide(pdf):
+    path, slides, _ = pdf
+    info = subprocess.run([_need("pdfinfo", "poppler-utils"), str(path)], check=True, capture_output=True,
+                          text=True).stdout
+    assert int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1)) == slides
+
+
+def test_titles_and_equations_are_on_their_pages(pdf):
+    path, _, titles = pdf
+    text = subprocess.run([_need("pdftotext", "poppler-utils"), "-layout", str(path), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    pages = text.split("\f")
+    for page, title in zip(pages, titles):
+        assert title.replace("  ", " ") in " ".join(page.split()) if title else True, (title, page)
+    assert "log" in pages[4]  # the equation on slide 5 was drawn, not left blank
+    assert "5,376" in pages[8]
