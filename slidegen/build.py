@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .deck import Deck
-from .bind import bind_deck
+from .bind import bind_deck, slide_sources
 from .errors import Diagnostic, SlidegenError
 from .media import resolve_media
 from .parse import parse_deck
@@ -36,13 +36,24 @@ def load_results(project: Project) -> Results:
     return Results()
 
 
-def load_deck(path: Path, results: Results) -> Deck:
-    """Parse one deck and bind its references; the first binding error is raised."""
-    deck, diagnostics = bind_deck(parse_deck(path), results)
+def load_deck(path: Path, results: Results) -> tuple[Deck, dict[int, list[str]]]:
+    """Parse one deck and bind its references; the first binding error is raised.
+
+    Also returns, per slide index, the lines that end its PowerPoint notes: the key and
+    source of every number on it (taken before binding, which substitutes references in
+    math and titles away).
+    """
+    parsed = parse_deck(path)
+    deck, diagnostics = bind_deck(parsed, results)
     for diagnostic in diagnostics:
         if diagnostic.severity == "error":
             raise SlidegenError(diagnostic.path, diagnostic.line, diagnostic.col, diagnostic.message)
-    return deck
+    sources = {}
+    for slide in parsed.slides:
+        cited = slide_sources(slide, results)
+        if cited:
+            sources[slide.index] = ["Sources of the numbers on this slide:"] + [f"{k}: {src}" for k, src in cited]
+    return deck, sources
 
 
 def build(
@@ -62,7 +73,7 @@ def build(
     results = load_results(project)
     for path in targets:
         try:
-            deck = load_deck(path, results)
+            deck, sources = load_deck(path, results)
             media = resolve_media(deck)
             if "html" in formats:
                 from . import html
@@ -72,7 +83,7 @@ def build(
                 from . import pptx
 
                 target = out / "pptx" / f"{deck.slug}.pptx"
-                report.diagnostics.extend(pptx.write_deck(deck, target, media.pptx))
+                report.diagnostics.extend(pptx.write_deck(deck, target, media.pptx, notes_footer=sources))
                 report.written.append(target)
         except SlidegenError as error:
             report.diagnostics.append(error.diagnostic)
