@@ -25,6 +25,7 @@ decks: setup
 	$(BIN)/slidegen build
 
 test: setup
+	$(BIN)/slidegen check --strict
 	$(BIN)/python -m pytest -q
 
 bench: setup

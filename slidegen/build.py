@@ -9,6 +9,7 @@ from typing import Sequence
 from .deck import Deck
 from .bind import bind_deck, slide_sources
 from .errors import Diagnostic, SlidegenError
+from .figures import FigureRenderer
 from .media import resolve_media
 from .parse import parse_deck
 from .project import Project
@@ -71,10 +72,11 @@ def build(
     report = BuildReport()
     built: list[Deck] = []
     results = load_results(project)
+    renderer = FigureRenderer(project)
     for path in targets:
         try:
             deck, sources = load_deck(path, results)
-            media = resolve_media(deck)
+            media = resolve_media(deck, renderer)
             if "html" in formats:
                 from . import html
 

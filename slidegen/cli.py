@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from .cmd_run import add_run_parser, cmd_run
 from .errors import SlidegenError, UsageError, display_path
 from .project import find_project
 
@@ -47,6 +48,8 @@ def make_parser() -> argparse.ArgumentParser:
     diff = results_commands.add_parser("diff", help="keys whose values changed against a git revision, and who cites them")
     diff.add_argument("rev", nargs="?", default="HEAD", help="git revision to compare with (default: HEAD)")
 
+    add_run_parser(commands)
+
     inspect = commands.add_parser("inspect", help="print a parsed deck")
     inspect.add_argument("deck", type=Path, metavar="DECK")
     inspect.add_argument("--json", action="store_true", help="print JSON (the only format for now)")
@@ -77,9 +80,15 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .check import check_project
+    from .discover import current_fingerprints
+    from .figures import FigureRenderer, figure_names
 
     project = find_project()
-    diagnostics = check_project(project.root, strict=args.strict)
+    names = figure_names(project)
+    diagnostics = check_project(
+        project.root, strict=args.strict, fingerprints=current_fingerprints(project), figure_names=names
+    )
+    diagnostics += FigureRenderer(project).problems(names)
     for diagnostic in diagnostics:
         print(diagnostic, file=sys.stderr if diagnostic.severity == "error" else sys.stdout)
     errors = sum(d.severity == "error" for d in diagnostics)
@@ -109,7 +118,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"build": cmd_build, "check": cmd_check, "results": cmd_results, "inspect": cmd_inspect}
+COMMANDS = {"build": cmd_build, "run": cmd_run, "check": cmd_check, "results": cmd_results, "inspect": cmd_inspect}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,9 +17,7 @@ count the markers shown and mark the lines of that step (``.line.hl``). All mark
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -63,6 +61,7 @@ from .deck import (
     Table,
     Text,
 )
+from .atomic import atomic_write
 from .errors import UsageError
 
 ASSETS_DIR = "assets"
@@ -155,21 +154,7 @@ def _sync(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` unless it already holds exactly that."""
     if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
         return
-    _atomic_write(target, data)
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, then rename over ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the output is meant to be shared
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(target, data)
 
 
 @lru_cache(maxsize=1)
@@ -531,7 +516,7 @@ def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     urls = _copy_media(media, out_dir)
     target = out_dir / f"{deck.slug}.html"
-    _atomic_write(target, render_deck(deck, urls).encode("utf-8"))
+    atomic_write(target, render_deck(deck, urls).encode("utf-8"))
     return target
 
 
@@ -549,5 +534,5 @@ def write_index(decks: Sequence[Deck], out_dir: Path) -> Path:
     ]
     html = _env().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR)
     target = out_dir / "index.html"
-    _atomic_write(target, html.encode("utf-8"))
+    atomic_write(target, html.encode("utf-8"))
     return target

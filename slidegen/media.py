@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
 from .errors import SlidegenError
+from .figures import UnknownFigure
 
 RASTER = {".png", ".jpg", ".jpeg", ".gif"}
 WEB = RASTER | {".svg", ".webp"}
@@ -55,7 +56,10 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None) -> Me
         if src.startswith("fig:"):
             if render_figure is None:
                 raise SlidegenError(deck.path, line, 1, f"figure '{src}' cannot be drawn: no figures are registered")
-            media.html[src], media.pptx[src] = render_figure(src[4:])
+            try:
+                media.html[src], media.pptx[src] = render_figure(src[4:])
+            except UnknownFigure as error:
+                raise SlidegenError(deck.path, line, 1, f"unknown figure '{error.name}'{error.hint}") from None
             continue
         if "://" in src:
             raise SlidegenError(

@@ -21,13 +21,12 @@ naming the file, line and column.
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from slidegen.atomic import atomic_write
 from slidegen.errors import SlidegenError
 
 #: The columns of every results table, in order.
@@ -224,30 +223,8 @@ class Results(Mapping[str, Result]):
         return "".join(parts)
 
     def write(self, path: str | Path) -> None:
-        """Write atomically: a temp file in the same folder, fsync, then ``os.replace``."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = self.dumps().encode("utf-8")
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        try:  # make the rename itself durable (POSIX)
-            dir_fd = os.open(path.parent, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(dir_fd)
-        except OSError:
-            pass
-        finally:
-            os.close(dir_fd)
+        """Write atomically: a temp file in the same folder, fsync, then rename."""
+        atomic_write(path, self.dumps())
 
     # ------------------------------------------------------------------ changing
 

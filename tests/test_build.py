@@ -46,7 +46,7 @@ def make_project(root: Path, deck: str = DECK) -> Path:
         [
             Result(
                 "ch01.val_loss.final", 2.27634, sd=0.00213, n=3, unit="nats",
-                what="validation loss after 2,000 steps", source="run ch01.default 0123456789ab", digits=4,
+                what="validation loss after 2,000 steps", source="cited: Example et al. 2024, Table 1", digits=4,
             )
         ]
     )
@@ -72,7 +72,7 @@ def test_build_writes_both_outputs_with_bound_numbers(project: Path) -> None:
     prs = Presentation(str(project / "build" / "pptx" / "01-bound.pptx"))
     notes = prs.slides[1].notes_slide.notes_text_frame.text
     assert "The loss is 2.276 nats." in notes
-    assert "ch01.val_loss.final: run ch01.default 0123456789ab" in notes
+    assert "ch01.val_loss.final: cited: Example et al. 2024, Table 1" in notes
     index = (project / "build" / "html" / "index.html").read_text(encoding="utf-8")
     assert "Bound numbers" in index and "01-bound.html" in index
 

@@ -7,11 +7,11 @@ draws that model with python-pptx. Raw XML lives in :mod:`slidegen.pptx.omml` on
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from slidegen.atomic import atomic_write
 from slidegen.deck import Deck
 from slidegen.errors import Diagnostic
 
@@ -33,19 +33,9 @@ def write_deck(deck: Deck, path: Path, media: Mapping[str, Path],
     model, warnings = layout.build(deck, image_sizes(media),
                                    {k: list(v) for k, v in (notes_footer or {}).items()})
     prs = render.render(model, media)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".pptx.tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            prs.save(out)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    prs.save(buffer)
+    atomic_write(path, buffer.getvalue())
     return warnings
 
 

@@ -1,0 +1,273 @@
+"""Draw figures from run data: SVG for HTML, 200-dpi PNG for PowerPoint, cached by content.
+
+A figure is a function registered in ``figures/chNN.py`` (see ``figures/registry.py``).
+:class:`FigureRenderer` is the ``render_figure`` callback of
+:func:`slidegen.media.resolve_media`: it returns ``build/figures/NAME-HASH.svg`` and
+``.png``, where HASH covers the figure module and the project files it imports,
+``figures/style.py``, the theme, the matplotlib version and the runs' json files. When
+both files exist the figure is not drawn again (matplotlib is not even imported).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import sys
+import traceback
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import theme
+from .errors import Diagnostic, SlidegenError, UsageError
+from .loader import digest_bytes, digest_files, import_project_module, local_dependencies, module_name, project_imports
+from .project import Project
+from .atomic import atomic_write
+from .runstore import RunRecord, run_path
+
+DPI = 200
+CACHE_FORMAT = 1
+MODULE_GLOB = "ch[0-9][0-9]*.py"
+
+
+class UnknownFigure(SlidegenError):
+    """A name no figure module registers. Located at ``figures/``; a caller that knows the
+    deck line citing the figure may re-raise it there (``error.name``, ``error.hint``)."""
+
+    def __init__(self, project: Project, name: str, hint: str) -> None:
+        self.name, self.hint = name, hint
+        super().__init__(project.root / "figures", 1, 1, f"unknown figure '{name}'{hint}")
+
+
+class MissingData(LookupError):
+    """A figure asked for a run or a series that is not there."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "missing run data"
+
+
+class Run(Mapping[str, Any]):
+    """One experiment's last run, as a figure sees it: ``run["val_loss"]`` is a NumPy array."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self.record = record
+        self.id = record.id
+        self.fingerprint = record.fingerprint
+        self.config = record.config
+        self.seeds = tuple(record.seeds)
+        self.measurements = record.measurements
+
+    def __getitem__(self, name: str) -> Any:
+        import numpy as np
+
+        if name not in self.record.series:
+            have = ", ".join(sorted(self.record.series)) or "no series at all"
+            raise MissingData(f"run '{self.id}' has no series '{name}' (it has: {have})")
+        return np.asarray(self.record.series[name], dtype=float)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.record.series))
+
+    def __len__(self) -> int:
+        return len(self.record.series)
+
+
+class Runs(Mapping[str, Run]):
+    """The runs a figure may read, by experiment id; a missing one raises :class:`MissingData`."""
+
+    def __init__(self, runs_dir: Path, ids: Iterable[str]) -> None:
+        self.runs_dir = runs_dir
+        self.ids = tuple(ids)
+
+    def __getitem__(self, exp_id: str) -> Run:
+        record = RunRecord.read(run_path(self.runs_dir, exp_id)) if exp_id in self.ids else None
+        if record is None:
+            declared = "" if exp_id in self.ids else " (and the figure does not list it in runs=)"
+            raise MissingData(f"no run data for '{exp_id}'{declared}: `slidegen run {exp_id}` writes it")
+        return Run(record)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True)
+class FigureInfo:
+    """A registered figure as the renderer sees it."""
+
+    name: str
+    path: Path
+    """The figure module's file."""
+    line: int
+    runs: tuple[str, ...] | None
+    code: dict[str, str]
+    """Content hashes of the module and every project file it imports."""
+
+
+def figure_modules(project: Project) -> list[Path]:
+    """``figures/chNN*.py``, in name order."""
+    return sorted((project.root / "figures").glob(MODULE_GLOB))
+
+
+def discover_figures(project: Project) -> dict[str, FigureInfo]:
+    """Every registered figure by name (imports the figure modules, which is cheap)."""
+    root = project.root.resolve()
+    paths = figure_modules(project)
+    if not paths:
+        return {}
+    out: dict[str, FigureInfo] = {}
+    with project_imports(root):
+        try:
+            registry = import_project_module(root, "figures.registry")
+        except ModuleNotFoundError as error:
+            raise UsageError(f"{root}/figures/registry.py is missing: {error}") from None
+        for path in paths:
+            try:
+                import_project_module(root, module_name(root, path))
+            except (SlidegenError, UsageError):
+                raise
+            except Exception as error:
+                raise _located(error, path, f"cannot import figures: {type(error).__name__}: {error}") from error
+        files = {module_name(root, path): path for path in paths}
+        for spec in getattr(registry, "FIGURES").values():
+            path = files.get(spec.module)
+            if path is None:
+                continue
+            code = digest_files(root, local_dependencies(root, [path], packages=("figures", "model")))
+            out[spec.name] = FigureInfo(spec.name, path, spec.line, spec.runs, code)
+    return dict(sorted(out.items()))
+
+
+def figure_names(project: Project) -> set[str]:
+    """The names a deck may show as ``fig:NAME`` (for ``slidegen check``)."""
+    return set(discover_figures(project))
+
+
+class FigureRenderer:
+    """``render(name) -> (svg, png)``, drawing only figures whose code or data changed.
+
+    ``runs_dir`` defaults to ``results/runs``; ``out_dir`` to ``build/figures``.
+    ``drawn`` lists the figures this renderer actually drew (the rest came from the cache).
+    """
+
+    def __init__(self, project: Project, runs_dir: Path | None = None, out_dir: Path | None = None) -> None:
+        self.project = project
+        self.runs_dir = runs_dir or project.runs_dir
+        self.out_dir = out_dir or project.build_dir / "figures"
+        self.drawn: list[str] = []
+        self._infos: dict[str, FigureInfo] | None = None
+
+    @property
+    def figures(self) -> dict[str, FigureInfo]:
+        if self._infos is None:
+            self._infos = discover_figures(self.project)
+        return self._infos
+
+    def __call__(self, name: str) -> tuple[Path, Path]:
+        info = self.figures.get(name)
+        if info is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(self.figures), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise UnknownFigure(self.project, name, hint)
+        ids = self._run_ids(info)
+        key = self.cache_key(info, ids)
+        svg, png = self.out_dir / f"{name}-{key}.svg", self.out_dir / f"{name}-{key}.png"
+        if not (svg.is_file() and png.is_file()):
+            self._draw(info, ids, svg, png)
+            self.drawn.append(name)
+            for old in self.out_dir.glob(f"{name}-*.*"):
+                if old not in (svg, png) and old.suffix in (".svg", ".png") and old.stem.rsplit("-", 1)[0] == name:
+                    old.unlink(missing_ok=True)
+        return svg, png
+
+    def problems(self, names: Iterable[str]) -> list[Diagnostic]:
+        """Draw (or find cached) each registered figure of ``names``; one diagnostic per failure."""
+        out = []
+        for name in sorted(set(names)):
+            if name not in self.figures:
+                continue  # `slidegen check` reports unknown names at the deck line
+            try:
+                self(name)
+            except SlidegenError as error:
+                out.append(error.diagnostic)
+        return out
+
+    def cache_key(self, info: FigureInfo, ids: tuple[str, ...]) -> str:
+        """12 hex digits over the figure's code, style, theme, matplotlib version and run data."""
+        runs = {}
+        for exp_id in ids:
+            path = run_path(self.runs_dir, exp_id)
+            runs[exp_id] = digest_bytes(path.read_bytes()) if path.is_file() else None
+        payload = {
+            "format": CACHE_FORMAT,
+            "name": info.name,
+            "code": info.code,
+            "theme": digest_bytes(Path(theme.__file__).read_bytes()),
+            "matplotlib": _version("matplotlib"),
+            "runs": runs,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+
+    def _run_ids(self, info: FigureInfo) -> tuple[str, ...]:
+        if info.runs is not None:
+            return info.runs
+        chapter = info.name.split(".", 1)[0]
+        return tuple(sorted(p.stem for p in self.runs_dir.glob(f"{chapter}.*.json")))
+
+    def _draw(self, info: FigureInfo, ids: tuple[str, ...], svg: Path, png: Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib.figure import Figure
+
+        root = self.project.root.resolve()
+        with project_imports(root):
+            import_project_module(root, module_name(root, info.path))
+            spec = sys.modules["figures.registry"].FIGURES[info.name]  # type: ignore[attr-defined]
+            style = import_project_module(root, "figures.style")
+            with matplotlib.rc_context(style.rc()):  # type: ignore[attr-defined]
+                try:
+                    fig = spec.fn(Runs(self.runs_dir, ids))
+                except MissingData as error:
+                    raise _located(error, info.path, f"figure '{info.name}': {error}", info.line) from None
+                except Exception as error:
+                    message = f"figure '{info.name}' failed: {type(error).__name__}: {error}"
+                    raise _located(error, info.path, message, info.line) from error
+                if not isinstance(fig, Figure):
+                    raise SlidegenError(info.path, info.line, 1, f"figure '{info.name}' returned {type(fig).__name__}, not a matplotlib Figure")
+                atomic_write(svg, _saved(fig, "svg", metadata={"Date": None}))
+                atomic_write(png, _saved(fig, "png", dpi=DPI, metadata={"Software": None}))
+
+
+def figure_renderer(project: Project) -> FigureRenderer:
+    """The ``render_figure`` callback for :func:`slidegen.media.resolve_media`."""
+    return FigureRenderer(project)
+
+
+def _saved(fig: Any, fmt: str, **kwargs: Any) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, **kwargs)
+    return buffer.getvalue()
+
+
+def _located(error: BaseException, path: Path, message: str, line: int = 1) -> SlidegenError:
+    """``message`` at the deepest line of ``path`` in ``error``'s traceback (else at ``line``)."""
+    for frame in traceback.extract_tb(error.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = frame.lineno or line
+    return SlidegenError(path, line, 1, message)
+
+
+def _version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
