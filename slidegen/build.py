@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -15,7 +16,9 @@ from .parse import parse_deck
 from .project import Project
 from .results import Results
 
-FORMATS = ("html", "pptx")
+FORMATS = ("html", "pptx", "pdf", "md", "marp")
+#: What `slidegen build` writes when --to is not given (PDF needs Chromium; md and marp are for other tools).
+DEFAULT_FORMATS = ("html", "pptx")
 
 
 @dataclass
@@ -60,14 +63,27 @@ def load_deck(path: Path, results: Results) -> tuple[Deck, dict[int, list[str]]]
 def build(
     project: Project,
     paths: Sequence[Path] | None = None,
-    formats: Sequence[str] = FORMATS,
+    formats: Sequence[str] = DEFAULT_FORMATS,
     out: Path | None = None,
+    notes: bool = False,
+    html_dir: Path | None = None,
 ) -> BuildReport:
     """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
 
-    A deck with an error is reported and skipped; the others are still built.
+    A deck with an error is reported and skipped; the others are still built. PDF is printed
+    from the HTML (``out/html``, or a temporary ``html_dir`` when HTML is not asked for), with
+    the speaker notes under each slide when ``notes`` is true.
     """
     out = out or project.build_dir
+    if "pdf" in formats:
+        from . import pdf
+
+        pdf.check_available()  # before any work: no Chromium is a set-up problem (exit 2)
+        if "html" not in formats and html_dir is None:
+            with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
+                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp))
+    html_dir = html_dir or out / "html"
+    printable: list[tuple[Deck, Path]] = []
     targets = list(paths) if paths else project.deck_paths()
     report = BuildReport()
     built: list[Deck] = []
@@ -77,10 +93,18 @@ def build(
         try:
             deck, sources = load_deck(path, results)
             media = resolve_media(deck, renderer)
-            if "html" in formats:
+            if "html" in formats or "pdf" in formats:
                 from . import html
 
-                report.written.append(html.write_deck(deck, out / "html", media.html))
+                page = html.write_deck(deck, html_dir, media.html)
+                if "html" in formats:
+                    report.written.append(page)
+                printable.append((deck, page))
+            for flavor in ("md", "marp"):
+                if flavor in formats:
+                    from . import markdown_out
+
+                    report.written.append(markdown_out.write_deck(deck, out / flavor, media.html, flavor))
             if "pptx" in formats:
                 from . import pptx
 
@@ -91,11 +115,16 @@ def build(
             report.diagnostics.append(error.diagnostic)
             continue
         built.append(deck)
-    if "html" in formats:
+    if "html" in formats or "pdf" in formats:
         from . import html
 
-        html.copy_assets(out / "html")
-        report.written.append(html.write_index(index_decks(project, built), out / "html"))
+        html.copy_assets(html_dir)
+    if "html" in formats:
+        report.written.append(html.write_index(index_decks(project, built), html_dir))
+    if "pdf" in formats and printable:
+        written, problems = pdf.print_decks(printable, out / "pdf", notes=notes)
+        report.written.extend(written)
+        report.diagnostics.extend(problems)
     return report
 
 

@@ -1,4 +1,4 @@
-"""The command line: ``slidegen build | check | inspect | results diff``.
+"""The command line: ``slidegen build | run | check | serve | inspect | results diff``.
 
 Exit codes: 0 fine, 1 problems in the content (each printed as ``file:line:col: error: ...``),
 2 usage errors.
@@ -29,16 +29,33 @@ def _formats(value: str) -> list[str]:
     return formats
 
 
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {value!r}: give a number from 0 to 65535")
+    return port
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="slidegen", description="Compile Slidev-style decks bound to results.md into reveal.js HTML and PowerPoint."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    build = commands.add_parser("build", help="build decks to HTML and PowerPoint")
+    build = commands.add_parser("build", help="build decks to HTML, PowerPoint, PDF or Markdown for other tools")
     build.add_argument("decks", nargs="*", type=Path, metavar="DECK", help="deck files (default: every deck in decks/)")
-    build.add_argument("--to", type=_formats, default=None, metavar="FORMATS", help="comma-separated: html,pptx (default: both)")
+    build.add_argument("--to", type=_formats, default=None, metavar="FORMATS",
+                       help="comma-separated: html,pptx,pdf,md,marp (default: html,pptx)")
     build.add_argument("--out", type=Path, default=None, help="output folder (default: build/)")
+    build.add_argument("--notes", action="store_true", help="PDF: print each slide's speaker notes under it")
+
+    serve = commands.add_parser("serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save")
+    serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
+    serve.add_argument("--host", default=None,
+                       help="address to bind (default: 127.0.0.1; any other address only when given here)")
 
     check = commands.add_parser("check", help="check every deck against results.md (exit 1 on any error)")
     check.add_argument("--strict", action="store_true", help="also flag numbers typed by hand in slides and notes")
@@ -59,7 +76,7 @@ def make_parser() -> argparse.ArgumentParser:
 def cmd_build(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from .build import FORMATS, build
+    from .build import DEFAULT_FORMATS, build
 
     console = Console(stderr=True)
     project = find_project()
@@ -67,10 +84,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UsageError(f"no such deck: {path}")
     start = time.perf_counter()
-    report = build(project, args.decks or None, args.to or FORMATS, args.out)
+    report = build(project, args.decks or None, args.to or DEFAULT_FORMATS, args.out, notes=args.notes)
     for diagnostic in report.diagnostics:
         print(diagnostic, file=sys.stderr)
-    outputs = [p for p in report.written if p.suffix in (".html", ".pptx") and p.name != "index.html"]
+    outputs = [p for p in report.written if p.suffix in (".html", ".pptx", ".pdf", ".md") and p.name != "index.html"]
     console.print(
         f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
         + (f" into {display_path(args.out or project.build_dir)}/" if outputs else "")
@@ -108,6 +125,13 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .serve import DEFAULT_HOST, serve
+
+    # the default is loopback; any other address must come from an explicit --host
+    return serve(find_project(), host=args.host or DEFAULT_HOST, port=args.port, allow_remote=args.host is not None)
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .parse import deck_to_json, parse_deck
 
@@ -118,7 +142,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"build": cmd_build, "run": cmd_run, "check": cmd_check, "results": cmd_results, "inspect": cmd_inspect}
+COMMANDS = {"build": cmd_build, "run": cmd_run, "check": cmd_check, "results": cmd_results, "inspect": cmd_inspect,
+            "serve": cmd_serve}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

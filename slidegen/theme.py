@@ -28,8 +28,24 @@ SANS_CSS = "Calibri, Carlito, 'Liberation Sans', 'DejaVu Sans', Arial, sans-seri
 MONO = "DejaVu Sans Mono"
 MONO_CSS = "'DejaVu Sans Mono', Consolas, 'Liberation Mono', Menlo, monospace"
 
-#: Pygments style for code on both outputs.
-CODE_STYLE = "default"
+#: Pygments style for code on both outputs. Xcode's token colours all pass 4.5:1 on
+#: CODE_BACKGROUND and on CODE_HIGHLIGHT (Pygments' "default" does not: 4.47:1 for
+#: decorators and ``and``/``or``/``not``, 4.49:1 for labels).
+CODE_STYLE = "xcode"
+
+#: Every (text colour, background) pair the writers put on a slide or page, by name;
+#: tests/test_theme.py holds each to WCAG AA (4.5:1).
+TEXT_PAIRS = (
+    ("TEXT", "BACKGROUND"),  # body text
+    ("MUTED", "BACKGROUND"),  # captions, footers, slide numbers, index summaries
+    ("ACCENT", "BACKGROUND"),  # links, bound numbers, index titles
+    ("TEXT_ON_DARK", "ACCENT_DARK_BG"),  # section, fact, statement and end slides, their footers
+    ("TEXT", "CODE_BACKGROUND"),  # code blocks, inline code, the PDF notes band
+    ("MUTED", "CODE_BACKGROUND"),  # missing-image placeholders, the PDF notes label, index on hover
+    ("ACCENT", "CODE_BACKGROUND"),  # links in the PDF notes band, index titles on hover
+    ("TEXT", "CODE_HIGHLIGHT"),  # the lines of the current highlight step
+    ("TEXT", "TABLE_HEADER_BACKGROUND"),  # table headers
+)
 
 # Slide geometry: 16:9. HTML in CSS pixels, PPTX in inches (13.333 x 7.5).
 WIDTH_PX, HEIGHT_PX = 1280, 720

@@ -1,0 +1,180 @@
+"""`slidegen build --to pdf`: one page per slide, 1280x720 CSS px = 960x540 pt, fragments shown.
+
+What is measured: each page's /MediaBox read straight from the PDF (Chromium writes one per
+page object, uncompressed), cross-checked with poppler's `pdfinfo` when it is installed, and
+the page count both ways. Skipped with a reason when Chromium or Playwright is missing,
+unless CI is set: then that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from slidegen import pdf
+from slidegen.cli import main
+from slidegen.parse import parse_deck
+
+FIXTURES = Path(__file__).parent / "fixtures" / "decks"
+SMALL = """\
+---
+title: A small deck
+chapter: 2
+summary: Three slides.
+---
+
+# A small deck
+
+---
+
+# Clicks
+
+<v-clicks>
+
+- first
+- second
+
+</v-clicks>
+
+<!-- Say the second point slowly. -->
+
+---
+layout: end
+---
+
+# The end
+"""
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{reason} (CI is set, so the browser tests must run)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    try:
+        return pdf.check_available()
+    except pdf.ChromiumMissing as error:
+        _missing(str(error))
+
+
+def make_project(root: Path) -> Path:
+    decks = root / "decks"
+    decks.mkdir(parents=True)
+    shutil.copy(FIXTURES / "sample.md", decks / "01-sample.md")
+    shutil.copytree(FIXTURES / "img", decks / "img")
+    (decks / "02-small.md").write_text(SMALL, encoding="utf-8")
+    return root
+
+
+def media_boxes(path: Path) -> list[tuple[float, float]]:
+    """(width, height) in pt of every page, from the /MediaBox of each /Type /Page object."""
+    data = path.read_bytes()
+    boxes = []
+    for match in re.finditer(rb"/Type\s*/Page(?![a-zA-Z])", data):
+        start = data.rfind(b"obj", 0, match.start())
+        end = data.find(b"endobj", match.end())
+        box = re.search(rb"/MediaBox\s*\[\s*([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*\]", data[start:end])
+        assert box, f"page object without a MediaBox in {path}"
+        x0, y0, x1, y1 = (float(v) for v in box.groups())
+        boxes.append((x1 - x0, y1 - y0))
+    return boxes
+
+
+def pdfinfo_sizes(path: Path) -> list[tuple[float, float]] | None:
+    """Page sizes as poppler reports them, or None without pdfinfo."""
+    if not shutil.which("pdfinfo"):
+        return None
+    out = subprocess.run(["pdfinfo", "-f", "1", "-l", "9999", str(path)], capture_output=True, text=True, check=True)
+    return [(float(w), float(h)) for w, h in re.findall(r"Page\s+\d+ size:\s+([\d.]+) x ([\d.]+) pts", out.stdout)]
+
+
+def page_text(path: Path, page: int) -> str | None:
+    if not shutil.which("pdftotext"):
+        return None
+    out = subprocess.run(["pdftotext", "-f", str(page), "-l", str(page), str(path), "-"],
+                         capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def built(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """html and pdf in one build (one browser for both decks)."""
+    root = make_project(tmp_path_factory.mktemp("pdfproject"))
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(["build", "--to", "html,pdf"]) == 0
+    finally:
+        os.chdir(cwd)
+    return root
+
+
+@pytest.mark.browser
+def test_one_page_per_slide_each_960_by_540_pt(built: Path) -> None:
+    for slug in ("01-sample", "02-small"):
+        slides = len(parse_deck(built / "decks" / f"{slug}.md").slides)
+        target = built / "build" / "pdf" / f"{slug}.pdf"
+        boxes = media_boxes(target)
+        assert len(boxes) == slides, slug
+        assert set(boxes) == {(960.0, 540.0)}, slug  # 1280x720 CSS px at 96 px per inch, in pt
+        poppler = pdfinfo_sizes(target)
+        if poppler is not None:
+            assert poppler == [(960.0, 540.0)] * slides
+    assert len(parse_deck(built / "decks" / "01-sample.md").slides) == 13
+    # html was asked for too: the PDF was printed from build/html, which stays
+    assert (built / "build" / "html" / "01-sample.html").is_file()
+    assert not list((built / "build" / "pdf").glob(".*.tmp"))  # written atomically, nothing left over
+
+
+@pytest.mark.browser
+def test_fragments_print_in_their_final_state(built: Path) -> None:
+    text = page_text(built / "build" / "pdf" / "02-small.pdf", 2)
+    if text is None:
+        pytest.skip("pdftotext (poppler-utils) not installed")
+    assert "first" in text and "second" in text
+    watch = page_text(built / "build" / "pdf" / "01-sample.pdf", 8)
+    assert "tokens per second" in watch and "cosine decay" in watch
+    assert re.search(r"2\s*/\s*3", text) and "A small deck" in text and "Chapter 2" in text  # the footer prints
+
+
+@pytest.mark.browser
+def test_pdf_alone_with_notes_uses_a_temporary_html_folder(chromium: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "p"
+    (root / "decks").mkdir(parents=True)
+    (root / "decks" / "02-small.md").write_text(SMALL, encoding="utf-8")
+    monkeypatch.chdir(root)
+    assert main(["build", "--to", "pdf", "--notes"]) == 0
+    target = root / "build" / "pdf" / "02-small.pdf"
+    width, height = pdf.SLIDE_WIDTH_PX * 0.75, (pdf.SLIDE_HEIGHT_PX + pdf.NOTES_HEIGHT_PX) * 0.75
+    assert media_boxes(target) == [(width, height)] * 3  # 960x810 pt: the slide, then its notes
+    assert not (root / "build" / "html").exists()
+    text = page_text(target, 2)
+    if text is not None:
+        assert "Say the second point slowly." in text
+
+
+def test_missing_chromium_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """No browser needed: the check runs before anything is built."""
+    (tmp_path / "decks").mkdir()
+    (tmp_path / "decks" / "02-small.md").write_text(SMALL, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SLIDEGEN_CHROMIUM", raising=False)
+    monkeypatch.setattr(pdf, "CHROMIUM_NAMES", ())
+    monkeypatch.setattr(pdf, "CHROMIUM_PATHS", ())
+    assert main(["build", "--to", "html,pdf"]) == 2
+    err = capsys.readouterr().err
+    assert "apt-get install chromium" in err and "Traceback" not in err
+    assert not (tmp_path / "build").exists()
+    monkeypatch.setenv("SLIDEGEN_CHROMIUM", str(tmp_path / "no-such-browser"))
+    assert main(["build", "--to", "pdf"]) == 2
+    assert "SLIDEGEN_CHROMIUM" in capsys.readouterr().err

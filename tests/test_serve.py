@@ -1,0 +1,274 @@
+"""`slidegen serve`: loopback by default, live script only when serving, rebuild + reload on save,
+error pages instead of dying, Ctrl-C stops cleanly. Small temporary projects, ephemeral ports."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from slidegen import serve as serve_module
+from slidegen.build import build
+from slidegen.cli import main
+from slidegen.errors import UsageError
+from slidegen.project import Project
+from slidegen.results import Result, Results
+from slidegen.serve import Preview, check_host, is_loopback
+
+DECK = """\
+---
+title: Served deck
+chapter: 1
+---
+
+# Served deck
+
+The loss is {{ ch01.loss }}.
+
+---
+
+# Second slide
+
+Original text.
+"""
+
+OTHER = "---\ntitle: Another deck\n---\n\n# Another deck\n\nLoss {{ ch01.loss }} here too.\n"
+
+
+def write_results(root: Path, value: float) -> None:
+    Results([Result("ch01.loss", value, digits=4, what="a loss", source="run ch01.default 0123456789ab")]).write(
+        root / "results" / "results.md"
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    (tmp_path / "decks").mkdir()
+    (tmp_path / "results").mkdir()
+    (tmp_path / "decks" / "01-served.md").write_text(DECK, encoding="utf-8")
+    (tmp_path / "decks" / "02-other.md").write_text(OTHER, encoding="utf-8")
+    write_results(tmp_path, 2.3456)
+    monkeypatch.chdir(tmp_path)
+    return Project(tmp_path)
+
+
+def get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        assert response.headers["Cache-Control"] == "no-store"
+        return response.read().decode("utf-8")
+
+
+class Events:
+    """Reads /__events in a thread; each event's (name, data) lands on a queue."""
+
+    def __init__(self, port: int) -> None:
+        self.queue: queue.Queue = queue.Queue()
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.conn.request("GET", "/__events")
+        self.response = self.conn.getresponse()
+        assert self.response.status == 200
+        assert self.response.getheader("Content-Type").startswith("text/event-stream")
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        name = None
+        try:
+            for raw in self.response.fp:
+                line = raw.decode("utf-8").rstrip("\n")
+                if line.startswith("event: "):
+                    name = line[len("event: "):]
+                elif line.startswith("data: ") and name:
+                    self.queue.put((name, json.loads(line[len("data: "):])))
+                    name = None
+        except (OSError, ValueError):
+            pass
+
+    def wait_for(self, page: str, timeout: float = 5.0) -> tuple[dict, float]:
+        """The first reload event naming ``page``, and how long it took."""
+        start = time.monotonic()
+        while True:
+            left = timeout - (time.monotonic() - start)
+            if left <= 0:
+                raise AssertionError(f"no reload of {page} within {timeout} s")
+            try:
+                name, data = self.queue.get(timeout=left)
+            except queue.Empty:
+                continue
+            if name == "reload" and page in data["pages"]:
+                return data, time.monotonic() - start
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@pytest.fixture
+def preview(project: Project):
+    with Preview(project, port=0, log=open(os.devnull, "w")) as running:
+        running.watch_in_background()
+        yield running
+
+
+# --------------------------------------------------------------------------- binding
+
+
+def test_binds_127_0_0_1_by_default_and_serves_pages_with_the_live_script(preview: Preview) -> None:
+    assert preview.address[0] == "127.0.0.1"
+    assert preview.url == f"http://127.0.0.1:{preview.port}/"
+    index = get(preview.url)
+    assert "01-served.html" in index and "Another deck" in index and "/__events" in index
+    page = get(preview.url + "01-served.html")
+    assert "The loss is" in page and "2.346" in page
+    assert page.index("/__events") < page.rindex("</body>")
+    assert get(preview.url + "assets/reveal.js")  # assets beside the pages
+    assert not (preview.project.root / "build").exists()  # a temporary folder, not build/
+
+
+def test_normal_builds_carry_no_live_script(project: Project, tmp_path: Path) -> None:
+    build(project, None, ("html",), tmp_path / "out")
+    for page in (tmp_path / "out" / "html").glob("*.html"):
+        assert "__events" not in page.read_text(encoding="utf-8")
+
+
+def test_refuses_a_non_loopback_address_unless_asked_for_explicitly(project: Project) -> None:
+    for host in ("0.0.0.0", "192.0.2.7", "::"):
+        with pytest.raises(UsageError, match="--host"):
+            Preview(project, host=host, port=0)
+    assert check_host("0.0.0.0", allow_remote=True) == "0.0.0.0"
+    assert Preview(project, host="0.0.0.0", port=0, allow_remote=True).host == "0.0.0.0"  # not started
+    for host in ("127.0.0.1", "127.8.9.10", "::1", "localhost"):
+        assert is_loopback(host), host
+        assert check_host(host) == host
+    for host in ("0.0.0.0", "::", "10.1.2.3"):
+        assert not is_loopback(host), host
+
+
+def test_cli_passes_other_addresses_only_from_an_explicit_host(project: Project,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    monkeypatch.setattr(serve_module, "serve", lambda project, **kw: calls.append(kw) or 0)
+    assert main(["serve"]) == 0
+    assert main(["serve", "--port", "8123", "--host", "0.0.0.0"]) == 0
+    assert calls == [
+        {"host": "127.0.0.1", "port": 8000, "allow_remote": False},
+        {"host": "0.0.0.0", "port": 8123, "allow_remote": True},
+    ]
+    with pytest.raises(SystemExit):
+        main(["serve", "--port", "70000"])
+
+
+# --------------------------------------------------------------------------- rebuild and reload
+
+
+def test_editing_a_deck_rebuilds_that_deck_and_sends_a_reload(preview: Preview, project: Project) -> None:
+    events = Events(preview.port)
+    try:
+        deck = project.decks_dir / "01-served.md"
+        deck.write_text(DECK.replace("Original text.", "Edited while serving."), encoding="utf-8")
+        data, seconds = events.wait_for("01-served.html")
+        assert seconds < 5
+        assert "02-other.html" not in data["pages"] and "index.html" in data["pages"]
+        assert "Edited while serving." in get(preview.url + "01-served.html")
+    finally:
+        events.close()
+
+
+def test_changing_results_rebuilds_every_deck(preview: Preview, project: Project) -> None:
+    events = Events(preview.port)
+    try:
+        write_results(project.root, 9.8765)
+        data, _ = events.wait_for("02-other.html")
+        assert {"01-served.html", "02-other.html", "index.html"} <= set(data["pages"])
+        assert "9.877" in get(preview.url + "01-served.html")
+        assert "9.877" in get(preview.url + "02-other.html")
+    finally:
+        events.close()
+
+
+def test_a_broken_deck_shows_its_error_and_the_server_keeps_running(preview: Preview, project: Project) -> None:
+    events = Events(preview.port)
+    deck = project.decks_dir / "01-served.md"
+    try:
+        broken = DECK.replace("---\n\n# Second slide", "---\nlayout: <b>odd</b>\n---\n\n# Second slide")
+        deck.write_text(broken, encoding="utf-8")
+        events.wait_for("01-served.html")
+        page = get(preview.url + "01-served.html")
+        assert "decks/01-served.md:11:9: error: unknown layout" in page
+        assert "&#39;&lt;b&gt;odd&lt;/b&gt;&#39;" in page and "<b>odd</b>" not in page  # escaped
+        assert "/__events" in page  # the error page reloads too
+        assert "Another deck" in get(preview.url + "02-other.html")  # the other deck is untouched
+        deck.write_text(DECK.replace("Original text.", "Fixed."), encoding="utf-8")
+        events.wait_for("01-served.html")
+        assert "Fixed." in get(preview.url + "01-served.html")
+        assert not preview.errors
+    finally:
+        events.close()
+
+
+def test_ctrl_c_stops_cleanly(project: Project) -> None:
+    """The real command in a child process: serve, answer, then SIGINT ends it with exit 0."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    child = subprocess.Popen([sys.executable, "-m", "slidegen", "serve", "--port", "0"], cwd=project.root,
+                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    try:
+        line = ""
+        deadline = time.monotonic() + 30
+        while "serving" not in line and time.monotonic() < deadline:
+            line = child.stderr.readline()
+            if not line and child.poll() is not None:
+                break
+        assert "serving http://127.0.0.1:" in line, line
+        url = line.split()[1]
+        temp = Path(line.split("(from ")[1].split(")")[0])
+        assert temp.is_dir()
+        assert "Served deck" in get(url + "01-served.html")
+        child.send_signal(signal.SIGINT)
+        assert child.wait(timeout=10) == 0
+        assert "stopped" in child.stderr.read()
+        assert not temp.exists()  # the temporary build is removed
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+@pytest.mark.browser
+def test_the_open_page_reloads_at_the_same_slide(preview: Preview, project: Project) -> None:
+    """In Chromium: the injected script hears the reload and reveal.js comes back on slide 2."""
+    from slidegen import pdf
+
+    try:
+        chromium = pdf.check_available()
+    except pdf.ChromiumMissing as error:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{error} (CI is set, so the browser tests must run)")
+        pytest.skip(str(error))
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(chromium), args=list(pdf.CHROMIUM_ARGS))
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.goto(preview.url + "01-served.html#/1")
+            page.wait_for_function("window.Reveal && Reveal.isReady() && window.__slidegenLive === true")
+            deadline = time.monotonic() + 5
+            while preview.hub.listeners == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)  # the page's EventSource is connected
+            page.evaluate("window.__beforeReload = true")
+            deck = project.decks_dir / "01-served.md"
+            deck.write_text(DECK.replace("Original text.", "Seen after the reload."), encoding="utf-8")
+            page.wait_for_function("window.__beforeReload === undefined && window.Reveal && Reveal.isReady()",
+                                   timeout=8000)
+            assert page.evaluate("Reveal.getIndices().h") == 1
+            assert "Seen after the reload." in page.evaluate("Reveal.getCurrentSlide().innerText")
+        finally:
+            browser.close()
