@@ -165,9 +165,13 @@ def load_corpus(path: str | Path | None = None, val_frac: float = 0.1) -> Corpus
 
 @functools.lru_cache(maxsize=8)
 def _load_corpus(path: str | None, val_frac: float) -> Corpus:
+    return corpus_from_text(load_text(path), val_frac)
+
+
+def corpus_from_text(text: str, val_frac: float = 0.1) -> Corpus:
+    """A corpus of any text: its vocabulary (built on the whole text) and the contiguous split."""
     if not 0.0 < val_frac < 1.0:
         raise ValueError(f"val_frac must be in (0, 1), got {val_frac}")
-    text = load_text(path)
     vocab = Vocab.build(text)
     ids = torch.from_numpy(vocab.encode(text))
     n_val = round(len(ids) * val_frac)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+import yaml
+
 from .deck import Deck
 from .bind import bind_deck, slide_sources
 from .errors import Diagnostic, SlidegenError
@@ -129,15 +131,34 @@ def build(
 
 
 def index_decks(project: Project, built: list[Deck]) -> list[Deck]:
-    """Every deck of the project for the index page: the ones just built, the rest parsed afresh."""
+    """Every deck of the project for the index page: the ones just built, the rest from their headmatter."""
     by_path = {deck.path.resolve(): deck for deck in built}
     decks = []
     for path in project.deck_paths():
-        deck = by_path.get(path.resolve())
-        if deck is None:
-            try:
-                deck = parse_deck(path)
-            except SlidegenError:
-                continue  # reported when that deck itself is built
-        decks.append(deck)
+        deck = by_path.get(path.resolve()) or index_entry(path)
+        if deck is not None:
+            decks.append(deck)
     return decks
+
+
+def index_entry(path: Path) -> Deck | None:
+    """A deck with its title and headmatter but no slides, read cheaply for the index page.
+
+    Reads only the headmatter when it names the title; otherwise parses the whole deck.
+    A deck that does not parse is left out (it is reported when it is built itself).
+    """
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "---" and "---" in (line.strip() for line in lines[1:]):
+        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
+        try:
+            headmatter = yaml.safe_load("\n".join(lines[1:end]))
+        except yaml.YAMLError:
+            headmatter = None
+        title = headmatter.get("title") if isinstance(headmatter, dict) else None
+        if isinstance(title, str) and title and "{{" not in title:
+            return Deck(path=path, title=title, headmatter=headmatter, slides=())
+    try:
+        return parse_deck(path)
+    except SlidegenError:
+        return None
