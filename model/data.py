@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
