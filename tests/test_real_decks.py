@@ -1,0 +1,100 @@
+"""The project's own decks, built from the committed results: they build, fit, open offline
+in Chromium without errors, and convert in LibreOffice to one page per slide.
+
+Browser and office checks skip with a reason when their tool is missing, unless CI is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from pptx import Presentation
+
+from slidegen.build import build
+from slidegen.parse import parse_deck
+from slidegen.project import Project
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = Project(ROOT)
+DECKS = [p for p in PROJECT.deck_paths()]
+CHROMIUM = Path("/usr/bin/chromium")
+
+pytestmark = pytest.mark.skipif(not DECKS, reason="the project has no decks yet")
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{reason} (CI is set, so this check must run)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("build")
+    report = build(PROJECT, formats=("html", "pptx"), out=out)
+    assert not report.diagnostics, [str(d) for d in report.diagnostics]  # no error, and no warning either
+    return out
+
+
+def test_every_deck_has_notes_on_every_slide(built: Path) -> None:
+    for path in DECKS:
+        deck = parse_deck(path)
+        silent = [s.index for s in deck.slides if not s.notes]
+        assert not silent, f"{path.name}: slides without speaker notes: {silent}"
+        prs = Presentation(str(built / "pptx" / f"{deck.slug}.pptx"))
+        assert len(prs.slides) == len(deck.slides)
+        for slide, pptx_slide in zip(deck.slides, prs.slides):
+            notes = pptx_slide.notes_slide.notes_text_frame.text
+            assert notes.strip(), f"{path.name} slide {slide.index}: empty notes pane"
+            if "{{" in slide.content:
+                assert "Sources of the numbers on this slide:" in notes, f"{path.name} slide {slide.index}"
+
+
+def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> None:
+    if not CHROMIUM.exists():
+        _missing("Debian's chromium is not installed (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    problems: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("request", lambda r: None if r.url.split(":", 1)[0] in ("file", "data") else problems.append(f"request: {r.url}"))
+        for path in DECKS:
+            page.goto((built / "html" / f"{path.stem}.html").as_uri())
+            page.wait_for_function("window.Reveal && Reveal.isReady()")
+            total = page.evaluate("Reveal.getTotalSlides()")
+            assert total == len(parse_deck(path).slides)
+            for i in range(total):
+                page.evaluate(f"Reveal.slide({i}, 0, 999)")
+                height = page.evaluate("Reveal.getCurrentSlide().scrollHeight")
+                if height > page.evaluate("Reveal.getConfig().height"):
+                    problems.append(f"{path.name} slide {i + 1} is {height} px tall")
+        browser.close()
+    assert not problems, problems
+
+
+def test_powerpoint_converts_to_one_page_per_slide(built: Path, tmp_path: Path) -> None:
+    soffice = shutil.which("soffice")
+    pdfinfo = shutil.which("pdfinfo")
+    if not soffice or not pdfinfo:
+        _missing("LibreOffice or poppler-utils is missing (apt-get install libreoffice-impress poppler-utils)")
+    for path in DECKS:
+        pptx = built / "pptx" / f"{path.stem}.pptx"
+        subprocess.run(
+            [soffice, f"-env:UserInstallation=file://{tmp_path / 'profile'}", "--headless", "--convert-to", "pdf",
+             "--outdir", str(tmp_path), str(pptx)],
+            check=True, capture_output=True, timeout=180,
+        )
+        info = subprocess.run([pdfinfo, str(tmp_path / f"{path.stem}.pdf")], check=True, capture_output=True, text=True)
+        pages = int(next(line.split()[-1] for line in info.stdout.splitlines() if line.startswith("Pages:")))
+        assert pages == len(parse_deck(path).slides), path.name
