@@ -58,12 +58,12 @@ from slidegen.deck import (
     walk_blocks,
 )
 from slidegen.errors import Diagnostic, display_path
+from slidegen.mdplugins.refs import parse_ref
 from slidegen.results import Result, Results, format_number
 
 #: Filters a reference may apply, as shown in error messages.
 FILTERS: tuple[str, ...] = ("pm", "pct", "sci", "int", 'fmt(".3g")')
 
-_KEY_RE = re.compile(r'"[^"\n]*"|[A-Za-z_][\w.\-]*')
 _FILTER_RE = re.compile(r"([A-Za-z_]\w*)\s*(?:\((.*)\))?", re.DOTALL)
 _REF_RE = re.compile(r"(\\?)\{\{(.*?)\}\}")
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -78,37 +78,6 @@ class FilterError(ValueError):
 def is_literal(key: str) -> bool:
     """True for a quoted literal, ``{{ "2,000" }}``: text typed by hand on purpose."""
     return len(key) >= 2 and key[0] == key[-1] == '"'
-
-
-def parse_reference(inner: str) -> tuple[str, tuple[str, ...]] | None:
-    """``" ch01.x | fmt('.3g') "`` -> ``("ch01.x", ("fmt('.3g')",))``; None if malformed."""
-    parts = [p.strip() for p in _split_pipes(inner)]
-    key, filters = parts[0], tuple(parts[1:])
-    if not _KEY_RE.fullmatch(key) or not all(_FILTER_RE.fullmatch(f) for f in filters):
-        return None
-    return key, filters
-
-
-def _split_pipes(text: str) -> list[str]:
-    """Split at ``|`` (or ``\\|``) outside quotes and parentheses."""
-    parts, buf, quote, depth, i = [], [], "", 0, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "()":
-            depth += 1 if ch == "(" else -1
-        elif depth == 0 and (ch == "|" or text.startswith("\\|", i)):
-            parts.append("".join(buf))
-            buf = []
-            i += 2 if ch == "\\" else 1
-            continue
-        buf.append(ch)
-        i += 1
-    parts.append("".join(buf))
-    return parts
 
 
 # ---------------------------------------------------------------------- formatting
@@ -305,7 +274,7 @@ class _Binder:
             if mode == "math" and ("{" in inner or not re.search(r"[.\"|]", inner)):
                 return raw  # TeX's own braces, such as x^{{2}}
             at = self.source.find(raw, line, claim=report) if report else (line, 1)
-            parsed = parse_reference(inner)
+            parsed = parse_ref(inner)
             if parsed is None:
                 if report:
                     self.error(*at, f"malformed result reference '{raw}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}")

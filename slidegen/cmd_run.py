@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -264,27 +263,3 @@ def _eta_column_class() -> type:
 
 def _eta_column() -> Any:
     return _eta_column_class()()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m slidegen.cmd_run run ...``: the run command on its own (before cli.py wires it)."""
-    from .errors import SlidegenError, UsageError
-
-    parser = argparse.ArgumentParser(prog="slidegen")
-    add_run_parser(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    args = parser.parse_args(argv)
-    try:
-        return cmd_run(args)
-    except SlidegenError as error:
-        print(error.diagnostic, file=sys.stderr)
-        return 1
-    except UsageError as error:
-        print(f"slidegen: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("slidegen: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -59,7 +59,7 @@ def edit(project: Project, rel: str, old: str, new: str) -> None:
 def cli(project: Project, *args: str, env: dict[str, str] | None = None, **kwargs: object) -> subprocess.Popen[str]:
     """Start ``slidegen run ARGS`` in the project (the run command on its own, as the CLI wires it)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "slidegen.cmd_run", "run", *args],
+        [sys.executable, "-m", "slidegen", "run", *args],
         cwd=project.root,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
