@@ -91,6 +91,7 @@ def build(
     built: list[Deck] = []
     results = load_results(project)
     renderer = FigureRenderer(project)
+    math_cache = project.build_dir / "cache" / "math"  # equations drawn once, reused by every build
     for path in targets:
         try:
             deck, sources = load_deck(path, results)
@@ -111,7 +112,9 @@ def build(
                 from . import pptx
 
                 target = out / "pptx" / f"{deck.slug}.pptx"
-                report.diagnostics.extend(pptx.write_deck(deck, target, media.pptx, notes_footer=sources))
+                report.diagnostics.extend(
+                    pptx.write_deck(deck, target, media.pptx, notes_footer=sources, cache_dir=math_cache)
+                )
                 report.written.append(target)
         except SlidegenError as error:
             report.diagnostics.append(error.diagnostic)

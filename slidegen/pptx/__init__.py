@@ -2,12 +2,12 @@
 
 Two steps, as Pandoc does it: :func:`slidegen.pptx.layout.build` decides every slide,
 shape, position and font size (pure, testable without XML); :func:`slidegen.pptx.render.render`
-draws that model with python-pptx. Raw XML lives in :mod:`slidegen.pptx.omml` only.
+draws that model with python-pptx. Raw XML lives in :mod:`slidegen.pptx.omml` only; display
+math is converted once and kept by :class:`slidegen.pptx.cache.MathCache`.
 """
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -19,23 +19,24 @@ __all__ = ["write_deck", "image_sizes"]
 
 
 def write_deck(deck: Deck, path: Path, media: Mapping[str, Path],
-               notes_footer: Mapping[int, Sequence[str]] | None = None) -> list[Diagnostic]:
+               notes_footer: Mapping[int, Sequence[str]] | None = None,
+               cache_dir: Path | None = None) -> list[Diagnostic]:
     """Write ``deck`` to ``path`` atomically and return the warnings.
 
     ``media`` maps each image src as written in the deck (``Figure.src``, ``Image.src``,
     ``fig:NAME``, a slide's ``image:``) to a PNG or JPEG file; a src missing from it
     becomes a placeholder and a warning. ``notes_footer`` maps a slide's 1-based index to
-    lines appended to its speaker notes (``Sources: key — source``). Raises SlidegenError
-    when display math cannot become an equation.
+    lines appended to its speaker notes (``Sources: key — source``). ``cache_dir`` keeps
+    each display formula's OMML and fallback PNG across builds (``None``: kept in memory
+    for this process only). Raises SlidegenError when display math cannot become an equation.
     """
     from slidegen.pptx import layout, render
+    from slidegen.pptx.cache import MathCache
 
     model, warnings = layout.build(deck, image_sizes(media),
-                                   {k: list(v) for k, v in (notes_footer or {}).items()})
-    prs = render.render(model, media)
-    buffer = io.BytesIO()
-    prs.save(buffer)
-    atomic_write(path, buffer.getvalue())
+                                   {k: list(v) for k, v in (notes_footer or {}).items()},
+                                   MathCache(cache_dir))
+    atomic_write(path, render.save(render.render(model, media)))
     return warnings
 
 

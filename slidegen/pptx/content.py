@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Callable, Union
 
 from pptx.util import Pt
@@ -16,7 +17,8 @@ from pptx.util import Pt
 from slidegen import deck as d
 from slidegen import theme
 from slidegen.errors import SlidegenError
-from slidegen.pptx import omml, texmath
+from slidegen.pptx import texmath
+from slidegen.pptx.cache import MathCache
 from slidegen.pptx.model import Para, Run
 
 #: Bullet characters by list depth.
@@ -54,6 +56,8 @@ class Context:
     link_color: str = theme.ACCENT
     align: str = "left"
     warn: Callable[[int, str], None] = lambda line, message: None
+    math: MathCache = field(default_factory=MathCache)
+    """Where display math's OMML and fallback pictures come from."""
 
 
 @dataclass
@@ -104,11 +108,16 @@ def runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[
     """The runs for ``nodes``, neighbours with one look merged."""
     merged: list[Run] = []
     for run in _runs(nodes, ctx, line, **style):
-        if merged and replace(merged[-1], text="") == replace(run, text=""):
+        if merged and _look(merged[-1]) == _look(run):
             merged[-1] = replace(run, text=merged[-1].text + run.text)
         else:
             merged.append(run)
     return merged
+
+
+def _look(run: Run) -> tuple:
+    """Every field of ``run`` but its text."""
+    return (run.bold, run.italic, run.strike, run.underline, run.font, run.color, run.url, run.slide, run.field)
 
 
 def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[Run]:
@@ -238,17 +247,19 @@ def _caption(title: str, ctx: Context) -> Para | None:
 
 def code_item(block: d.CodeBlock, size: float) -> CodeItem:
     """Pygments-coloured lines in the theme's monospace font; highlight steps show the final state."""
-    from pygments.lexers import TextLexer, get_lexer_by_name
-    from pygments.styles import get_style_by_name
-    from pygments.util import ClassNotFound
+    lines = _highlight(block.code, block.lang)
+    paras = [Para(line, Pt(size), font=theme.MONO) for line in lines]
+    width = max(len(p.text.expandtabs(4)) for p in paras)
+    return CodeItem(paras, width)
 
-    try:
-        lexer = get_lexer_by_name(block.lang) if block.lang else TextLexer()
-    except ClassNotFound:
-        lexer = TextLexer()
-    style = get_style_by_name(theme.CODE_STYLE)
+
+@lru_cache(maxsize=256)
+def _highlight(code: str, lang: str) -> tuple[tuple[Run, ...], ...]:
+    """The runs of each line of ``code``, coloured by Pygments (cached: layout tries several sizes)."""
+    lexer = _lexer(lang)
+    style = _code_style()
     lines: list[list[Run]] = [[]]
-    for token, value in lexer.get_tokens(block.code.rstrip("\n")):
+    for token, value in lexer.get_tokens(code.rstrip("\n")):
         look = style.style_for_token(token)
         fmt = {"color": f"#{look['color']}" if look["color"] else None,
                "bold": bool(look["bold"]), "italic": bool(look["italic"])}
@@ -259,22 +270,38 @@ def code_item(block: d.CodeBlock, size: float) -> CodeItem:
                 lines[-1].append(Run(piece, **fmt))
     while len(lines) > 1 and not lines[-1]:
         lines.pop()
-    paras = [Para(tuple(line) or (Run(""),), Pt(size), font=theme.MONO) for line in lines]
-    width = max(len(p.text.expandtabs(4)) for p in paras)
-    return CodeItem(paras, width)
+    return tuple(tuple(line) or (Run(""),) for line in lines)
+
+
+@lru_cache(maxsize=64)
+def _lexer(lang: str):
+    from pygments.lexers import TextLexer, get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_by_name(lang) if lang else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+
+
+@lru_cache(maxsize=1)
+def _code_style():
+    from pygments.styles import get_style_by_name
+
+    return get_style_by_name(theme.CODE_STYLE)
 
 
 def math_item(block: d.MathBlock, ctx: Context) -> MathItem:
     """Convert display math now, so bad LaTeX is an input error with its line."""
     tex = block.tex.strip()
     try:
-        xml = omml.latex_to_omml(tex)
+        xml = ctx.math.omml(tex)
     except ValueError as exc:
         raise SlidegenError(ctx.deck.path, block.line, 1,
                             f"cannot convert this LaTeX to an equation: {exc}; simplify it "
                             "or split it into one $$...$$ block per line") from None
     size = 32.0
-    return MathItem(tex, xml, texmath.render_png(tex, size, ctx.color), size)
+    return MathItem(tex, xml, ctx.math.png(tex, size, ctx.color), size)
 
 
 def table_item(block: d.Table, ctx: Context) -> TableItem:

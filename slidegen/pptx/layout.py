@@ -1,4 +1,4 @@
-"""The pure step: ``Deck -> (PresentationModel, warnings)``. No XML, no files.
+"""The pure step: ``Deck -> (PresentationModel, warnings)``. No XML; no files but the math cache's.
 
 Each deck layout maps to a :class:`Kind`: the template layout it starts from, its
 background, whether title and body stack at the top (``default``) or sit as a group in
@@ -20,6 +20,7 @@ from slidegen import deck as d
 from slidegen import theme
 from slidegen.errors import Diagnostic, display_path
 from slidegen.pptx import texmath
+from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (CodeItem, Context, FigureItem, Flow, Item, MathItem, Sizes,
                                    TableItem, flatten, notes_lines, runs)
 from slidegen.pptx.model import (Box, Equation, Para, Picture, PresentationModel, Run, Shape,
@@ -80,17 +81,21 @@ KINDS: dict[str, Kind] = {
 
 
 def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
-          notes_footer: Mapping[int, list[str]] | None = None) -> tuple[PresentationModel, list[Diagnostic]]:
+          notes_footer: Mapping[int, list[str]] | None = None,
+          math: MathCache | None = None) -> tuple[PresentationModel, list[Diagnostic]]:
     """Lay out every slide of ``deck``.
 
     ``image_sizes`` maps each image src that has a file to its pixel size; a src missing
     from it becomes a placeholder and a warning. ``notes_footer`` maps a slide index to
-    lines appended to its notes. Raises SlidegenError for LaTeX that cannot be converted.
+    lines appended to its notes. ``math`` converts display math (default: in memory, no
+    files). Raises SlidegenError for LaTeX that cannot be converted.
     """
     warnings: list[Diagnostic] = []
     slides = []
+    where = display_path(deck.path)
+    math = math or MathCache()
     for slide in deck.slides:
-        model, slide_warnings = _slide(deck, slide, image_sizes)
+        model, slide_warnings = _slide(deck, slide, image_sizes, where, math)
         extra = tuple((notes_footer or {}).get(slide.index, ()))
         slides.append(replace(model, notes_footer=extra))
         warnings += slide_warnings
@@ -101,9 +106,8 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
 # --------------------------------------------------------------------------- one slide
 
 
-def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, int]]
-           ) -> tuple[SlideModel, list[Diagnostic]]:
-    where = display_path(deck.path)
+def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, int]], where: str,
+           math: MathCache) -> tuple[SlideModel, list[Diagnostic]]:
     kind = KINDS.get(slide.layout)
     fixed: list[Diagnostic] = []
     if kind is None:
@@ -122,7 +126,8 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
             found: list[Diagnostic] = []
             ctx = Context(deck, Sizes.at(scale, kind.body_scale), color=color,
                           link_color=theme.TEXT_ON_DARK if kind.dark else theme.ACCENT, align=kind.align,
-                          warn=lambda line, msg: found.append(Diagnostic(where, line or slide.line, 1, msg, "warning")))
+                          warn=lambda line, msg: found.append(Diagnostic(where, line or slide.line, 1, msg, "warning")),
+                          math=math)
             placed, fits = place(ctx)
             if fits:
                 break
@@ -239,12 +244,13 @@ def _title_para(slide: d.Slide, kind: Kind, ctx: Context, width: int, height: in
 def _line_widths(para: Para) -> list[float]:
     """Width in points of each hard line of ``para`` if it were not wrapped."""
     widths = [0.0]
+    size = para.size / 12700  # points
     for run in para.runs:
         em = EM.get(run.font or para.font, EM[theme.SANS]) * (1.05 if run.bold or para.bold else 1.0)
         for i, piece in enumerate(run.text.split("\n")):
             if i:
                 widths.append(0.0)
-            widths[-1] += len(piece.expandtabs(4)) * em * para.size.pt
+            widths[-1] += len(piece.expandtabs(4)) * em * size
     return widths
 
 

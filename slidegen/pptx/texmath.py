@@ -47,6 +47,7 @@ class _Unsupported(Exception):
     pass
 
 
+@lru_cache(maxsize=1024)
 def tex_to_unicode(tex: str) -> str:
     """Readable plain text for simple TeX (``\\alpha^2`` -> ``α²``); the source when it is not simple."""
     tokens = [t for t in TOKEN.findall(tex)]
