@@ -74,11 +74,8 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from .build import DEFAULT_FORMATS, build
 
-    console = Console(stderr=True)
     project = find_project()
     for path in args.decks:
         if not path.is_file():
@@ -88,9 +85,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     for diagnostic in report.diagnostics:
         print(diagnostic, file=sys.stderr)
     outputs = [p for p in report.written if p.suffix in (".html", ".pptx", ".pdf", ".md") and p.name != "index.html"]
-    console.print(
+    print(
         f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
-        + (f" into {display_path(args.out or project.build_dir)}/" if outputs else "")
+        + (f" into {display_path(args.out or project.build_dir)}/" if outputs else ""),
+        file=sys.stderr,
     )
     return 1 if report.failed else 0
 

@@ -15,8 +15,9 @@ handed relationship ids and never create parts.
 
 from __future__ import annotations
 
+import hashlib
+
 import re
-import uuid
 from functools import lru_cache
 from typing import Iterable, Mapping, Protocol, Sequence
 
@@ -290,7 +291,7 @@ class ShapeWriter:
             if r_id:
                 props += f'<a:hlinkClick r:id="{r_id}" action="ppaction://hlinksldjump"/>'
         if run.field == "slidenum":  # PowerPoint's slide-number field; the text is its current value
-            field_id = str(uuid.uuid4()).upper()
+            field_id = _guid(f"slidenum {text}")  # stable: the same deck gives the same bytes
             return f'<a:fld id="{{{field_id}}}" type="slidenum">{props}</a:rPr><a:t>{_text(text)}</a:t></a:fld>'
         return f"<a:r>{props}</a:rPr><a:t>{_text(text)}</a:t></a:r>"
 
@@ -457,3 +458,9 @@ def content_types(defaults: Iterable[tuple[str, str]], overrides: Iterable[tuple
     items = "".join(f'<Default Extension="{_attr(ext)}" ContentType="{_attr(kind)}"/>' for ext, kind in defaults)
     items += "".join(f'<Override PartName="{_attr(name)}" ContentType="{_attr(kind)}"/>' for name, kind in overrides)
     return (f'{_DECLARATION}<Types xmlns="{CONTENT_TYPES}">{items}</Types>').encode("utf-8")
+
+
+def _guid(seed: str) -> str:
+    """A GUID derived from ``seed``, in Office's upper-case 8-4-4-4-12 form."""
+    h = hashlib.sha1(seed.encode("utf-8")).hexdigest()[:32].upper()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
