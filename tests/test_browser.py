@@ -6,14 +6,14 @@ then a missing browser is a failure.
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from slidegen import html
+
+import html_sample_deck
+from needs import missing
 
 pytestmark = pytest.mark.browser
 
@@ -27,22 +27,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SAMPLE = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{reason} (CI is set, so the browser tests must run)")
-    pytest.skip(reason)
-
-
-def _load_helper(name: str):
-    """Import tests/NAME.py (tests are imported with --import-mode=importlib, not from sys.path)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _sample_deck(tmp: Path):
@@ -59,7 +43,7 @@ def _sample_deck(tmp: Path):
     for src, _line in image_refs(deck):
         path = SAMPLE.parent / src
         if src.startswith("fig:") or not path.is_file():
-            path = _load_helper("html_sample_deck").png(tmp / f"stand-in-{len(media)}.png")
+            path = html_sample_deck.png(tmp / f"stand-in-{len(media)}.png")
         media[src] = path
     return deck, media
 
@@ -69,7 +53,7 @@ def site(tmp_path_factory):
     """Every test deck built into one output folder: {slug: (deck, file)}."""
     src = tmp_path_factory.mktemp("src")
     out = tmp_path_factory.mktemp("html")
-    decks = [_load_helper("html_sample_deck").kitchen_sink_deck(src)]
+    decks = [html_sample_deck.kitchen_sink_deck(src)]
     sample = _sample_deck(src)
     if sample is not None:
         decks.append(sample)
@@ -82,11 +66,11 @@ def site(tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.exists():
-        _missing(f"{CHROMIUM} not found (Debian package `chromium`)")
+        missing(f"{CHROMIUM} not found (Debian package `chromium`)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("Python package playwright is not installed (pip install -e '.[dev]')")
+        missing("Python package playwright is not installed (pip install -e '.[dev]')")
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield chromium

@@ -16,6 +16,8 @@ from slidegen.figures import FigureRenderer, figure_names
 from slidegen.project import Project
 from slidegen.runstore import RunRecord, run_path
 
+import fake_project
+
 
 def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers load by path
     spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
@@ -25,7 +27,7 @@ def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers 
     return module
 
 
-make_fake_project = _load_helper("fake_project").make_fake_project
+make_fake_project = fake_project.make_fake_project
 
 
 def write_alpha(project: Project, scale: float = 1.0) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -13,18 +11,9 @@ import pytest
 from slidegen import html, theme
 from slidegen.deck import CodeBlock, Deck, Paragraph, Slide, Text
 
-
-def _load_helper(name: str):
-    """Import tests/NAME.py (tests are imported with --import-mode=importlib, not from sys.path)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+import html_sample_deck as sample_deck
 
 
-sample_deck = _load_helper("html_sample_deck")
 kitchen_sink_deck, png = sample_deck.kitchen_sink_deck, sample_deck.png
 
 SLUG = "01-training-loop"

@@ -5,29 +5,19 @@ Skipped with a reason when ``soffice`` is missing, unless CI is set: then it fai
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from slidegen.pptx import write_deck
 
+import pptx_sample_deck
+
 pytestmark = pytest.mark.office
-
-
-def _load_helper(name: str):
-    """Import tests/NAME.py (tests are imported with --import-mode=importlib, not from sys.path)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _need(tool: str, package: str) -> str:
@@ -45,7 +35,7 @@ def pdf(tmp_path_factory) -> tuple[Path, int, list[str]]:
     """The hand-built deck written as PPTX and converted by LibreOffice; (pdf, slides, titles)."""
     soffice = _need("soffice", "libreoffice-impress")
     tmp = tmp_path_factory.mktemp("office")
-    deck, media = _load_helper("pptx_sample_deck").every_feature_deck(tmp)
+    deck, media = pptx_sample_deck.every_feature_deck(tmp)
     pptx = tmp / "deck.pptx"
     write_deck(deck, pptx, media)
     out = tmp / "pdf"

@@ -20,6 +20,8 @@ from slidegen import pdf
 from slidegen.cli import main
 from slidegen.parse import parse_deck
 
+from needs import missing
+
 FIXTURES = Path(__file__).parent / "fixtures" / "decks"
 SMALL = """\
 ---
@@ -51,18 +53,12 @@ layout: end
 """
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{reason} (CI is set, so the browser tests must run)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def chromium() -> Path:
     try:
         return pdf.check_available()
     except pdf.ChromiumMissing as error:
-        _missing(str(error))
+        missing(str(error))
 
 
 def make_project(root: Path) -> Path:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,21 +16,10 @@ from slidegen.errors import SlidegenError
 from slidegen.pptx import layout, omml, texmath, write_deck
 from slidegen.pptx.model import Equation, Picture, Table, TextBox
 
+import pptx_sample_deck as helper
+
 M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
-
-
-def _load_helper(name: str):
-    """Import tests/NAME.py (tests are imported with --import-mode=importlib, not from sys.path)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helper = _load_helper("pptx_sample_deck")
 
 
 @pytest.fixture(scope="module")

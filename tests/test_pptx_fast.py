@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import subprocess
@@ -17,18 +16,7 @@ from slidegen import deck as d
 from slidegen.pptx import cache, image_sizes, layout, render, write_deck
 from slidegen.pptx.cache import MathCache
 
-
-def _load_helper(name: str):
-    """Import tests/NAME.py (tests are imported with --import-mode=importlib, not from sys.path)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helper = _load_helper("pptx_sample_deck")
+import pptx_sample_deck as helper
 
 
 def test_save_writes_the_items_python_pptx_writes(tmp_path):

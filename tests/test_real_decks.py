@@ -6,7 +6,6 @@ Browser and office checks skip with a reason when their tool is missing, unless 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,18 +17,14 @@ from slidegen.build import build
 from slidegen.parse import parse_deck
 from slidegen.project import Project
 
+from needs import missing
+
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = Project(ROOT)
 DECKS = [p for p in PROJECT.deck_paths()]
 CHROMIUM = Path("/usr/bin/chromium")
 
 pytestmark = pytest.mark.skipif(not DECKS, reason="the project has no decks yet")
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{reason} (CI is set, so this check must run)")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +51,7 @@ def test_every_deck_has_notes_on_every_slide(built: Path) -> None:
 
 def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> None:
     if not CHROMIUM.exists():
-        _missing("Debian's chromium is not installed (apt-get install chromium)")
+        missing("Debian's chromium is not installed (apt-get install chromium)")
     playwright = pytest.importorskip("playwright.sync_api")
     problems: list[str] = []
     with playwright.sync_playwright() as p:
@@ -87,7 +82,7 @@ def test_powerpoint_converts_to_one_page_per_slide(built: Path, tmp_path: Path) 
     soffice = shutil.which("soffice")
     pdfinfo = shutil.which("pdfinfo")
     if not soffice or not pdfinfo:
-        _missing("LibreOffice or poppler-utils is missing (apt-get install libreoffice-impress poppler-utils)")
+        missing("LibreOffice or poppler-utils is missing (apt-get install libreoffice-impress poppler-utils)")
     for path in DECKS:
         pptx = built / "pptx" / f"{path.stem}.pptx"
         subprocess.run(

@@ -29,6 +29,8 @@ from slidegen.results import Result, Results
 from slidegen.runner import Store, run_experiments, select
 from slidegen.runstore import RunRecord, compact
 
+import fake_project
+
 
 def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers load by path
     spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
@@ -38,7 +40,6 @@ def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers 
     return module
 
 
-fake_project = _load_helper("fake_project")
 REPO, make_fake_project = fake_project.REPO, fake_project.make_fake_project
 IDS = ["ch99.alpha", "ch99.beta", "ch99.slow"]
 MODULE = "model/experiments/ch99_fake.py"

@@ -12,8 +12,11 @@ from model.train import (
     FlatParams,
     Optimizer,
     TrainConfig,
+    backward,
     fast_forward,
+    has_written_backward,
     load_checkpoint,
+    loss_and_tape,
     lr_at,
     main,
     save_checkpoint,
@@ -119,6 +122,31 @@ def test_flat_buffer_is_the_models_weights_and_gradients_match_autograd():
     cross_entropy(model(x), y).backward()
     expected = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
     assert torch.allclose(flat, expected, rtol=1e-5, atol=1e-7)
+
+
+WRITTEN = [c for c in VARIANTS if has_written_backward(c)]
+
+
+@pytest.mark.parametrize("cfg", WRITTEN, ids=lambda c: f"{c.norm}-L{c.n_layers}-tie{int(c.tie_embeddings)}-{c.param}")
+@pytest.mark.parametrize("short", [False, True])  # T < context: wpe's unused rows get zero gradient
+def test_written_backward_is_autograds_bit_for_bit(cfg, short):
+    assert len(WRITTEN) >= 4
+    torch.manual_seed(0)
+    model = Decoder(cfg)
+    with torch.no_grad():
+        for p in model.parameters():  # larger weights: attention far from uniform
+            p.mul_(20.0)
+    params = FlatParams(model)
+    T = cfg.context - 3 if short else cfg.context
+    gen = torch.Generator().manual_seed(1)
+    x, y = (torch.randint(0, cfg.vocab, (32, T), generator=gen) for _ in range(2))
+    loss = cross_entropy(fast_forward(params.leaves, x, cfg), y)
+    expected = torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, list(params.leaves.values()))])
+    params.grad.fill_(math.nan)  # every entry must be written
+    ours, tape = loss_and_tape(params.leaves, x, y, cfg)
+    backward(tape, params.leaves, params.grads, cfg)
+    assert torch.equal(ours, loss.detach())
+    assert torch.equal(params.grad, expected)
 
 
 @pytest.mark.parametrize(
