@@ -208,6 +208,7 @@ def test_quick_runs_every_registered_experiment_of_this_project(tmp_path: Path) 
     (root / "decks").mkdir(exist_ok=True)
     project = Project(root)
     ids = sorted(discover(project))
+    assert {"ch01.default", "ch01.arithmetic", "ch01.lr_extremes"} <= set(ids)
     report = run_experiments(project, quick=True)
     assert report.failed == {}
     assert sorted(report.ran) == ids
