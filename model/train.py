@@ -18,8 +18,12 @@ What keeps a 2,000-step run to a few seconds on one CPU thread:
 - `fast_forward` computes what `Decoder.forward` computes, from those same
   weights, with fewer ops: 2-D activations, one matmul for q, k and v together
   (w_q, w_k and w_v sit side by side in the flat buffer, so the fused weight is
-  a view, not a copy), the causal mask added inside the score matmul; autograd
-  differentiates it;
+  a view, not a copy), the causal mask added inside the score matmul;
+- its backward pass is written out (`backward`): the kernels autograd would
+  run, on the same tensors, so the gradients are bit for bit autograd's, but
+  without recording and replaying a graph, and each weight gradient is written
+  straight into the flat gradient buffer (configs it does not cover, RMSNorm,
+  qk-norm, z-loss, go through autograd);
 - evaluation runs under no_grad on all validation windows in one batch;
 - malloc keeps freed memory (`keep_freed_memory`), so activations do not
   page-fault afresh every step.
@@ -162,7 +166,8 @@ class FlatParams:
 
     `leaves` are what the forward pass differentiates: views of `data`, one per
     parameter, except that each block's w_q, w_k, w_v (adjacent in the buffer)
-    are one (3D, D) leaf `blocks.{i}.attn.w_qkv`."""
+    are one (3D, D) leaf `blocks.{i}.attn.w_qkv`; `grads` are the same views
+    of `grad`."""
 
     def __init__(self, model: Decoder):
         named = list(model.named_parameters())  # a tied lm_head comes once, as wte
@@ -193,6 +198,8 @@ class FlatParams:
             else:
                 leaf = self.view(n)
             self.leaves[n] = leaf.requires_grad_()
+        # the same views of the gradient buffer: the written-out backward fills them in place
+        self.grads = {n: self.grad[v.storage_offset() :][: v.numel()].view(v.shape) for n, v in self.leaves.items()}
 
     def view(self, name: str) -> torch.Tensor:
         o, shape = self.offsets[name], self.shapes[name]
@@ -211,7 +218,7 @@ class FlatParams:
 
 
 # -----------------------------------------------------------------------------
-# the forward pass, fused
+# the forward pass, fused, and its backward pass written out
 
 
 @functools.cache
@@ -233,46 +240,164 @@ def fast_forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelC
     attention does, and a run should diverge at the same step whichever
     trainer (this one, model/ensemble.py) runs it."""
     B, T = idx.shape
+    return _forward(leaves, idx, cfg)[0].view(B, T, -1)
+
+
+def _forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelConfig):
+    """fast_forward's computation: logits (B*T, V) and the tape, the
+    activations that backward() needs (differentiable by autograd as well)."""
+    B, T = idx.shape
     D, H = cfg.d_model, cfg.n_heads
     Dh = D // H
 
-    def norm(x: torch.Tensor) -> torch.Tensor:
-        if cfg.norm_kind == "layer":
-            return F.layer_norm(x, x.shape[-1:], eps=cfg.norm_eps)
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + cfg.norm_eps)
+    def norm(x: torch.Tensor):
+        if cfg.norm_kind == "layer":  # F.layer_norm's own kernel, keeping its mean and 1/std for backward
+            y, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, cfg.norm_eps)
+            return y, (x, mean, rstd)
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + cfg.norm_eps), None
 
-    def attn(x: torch.Tensor, i: int) -> torch.Tensor:
+    def attn(x: torch.Tensor, i: int):
         qkv = F.linear(x, leaves[f"blocks.{i}.attn.w_qkv"])  # (B*T, 3D)
         qkv = qkv.view(B, T, 3, H, Dh).permute(2, 0, 3, 1, 4).reshape(3, B * H, T, Dh)  # one copy
         q, k, v = qkv.unbind(0)  # (B*H, T, Dh) each
         if cfg.qk_norm:
-            q, k = norm(q), norm(k)
+            q, k = norm(q)[0], norm(k)[0]
         att = torch.baddbmm(_mask_bias(T), q, k.transpose(1, 2), alpha=cfg.attn_scale)  # (B*H, T, T)
-        y = torch.bmm(att.softmax(dim=-1), v)  # (B*H, T, Dh)
+        att = att.softmax(dim=-1)
+        y = torch.bmm(att, v)  # (B*H, T, Dh)
         y = y.view(B, H, T, Dh).transpose(1, 2).reshape(B * T, D)  # heads side by side
-        return F.linear(y, leaves[f"blocks.{i}.attn.w_o.weight"])  # (B*T, D)
+        return F.linear(y, leaves[f"blocks.{i}.attn.w_o.weight"]), (x, q, k, v, att, y)  # (B*T, D)
 
-    def mlp(x: torch.Tensor, i: int) -> torch.Tensor:
-        h = F.gelu(F.linear(x, leaves[f"blocks.{i}.mlp.w_in.weight"]))  # (B*T, 4D), exact GELU
-        return F.linear(h, leaves[f"blocks.{i}.mlp.w_out.weight"])  # (B*T, D)
+    def mlp(x: torch.Tensor, i: int):
+        u = F.linear(x, leaves[f"blocks.{i}.mlp.w_in.weight"])  # (B*T, 4D)
+        a = F.gelu(u)  # exact GELU
+        return F.linear(a, leaves[f"blocks.{i}.mlp.w_out.weight"]), (x, u, a)  # (B*T, D)
 
     x = (F.embedding(idx, leaves["wte.weight"]) + leaves["wpe.weight"][:T]).view(B * T, D)
+    blocks = []
     for i in range(cfg.n_layers):
+        n1 = n2 = None
         if cfg.norm == "pre":
-            x = x + attn(norm(x), i)
-            x = x + mlp(norm(x), i)
+            h, n1 = norm(x)
+            out, at = attn(h, i)
+            x = x + out
+            h, n2 = norm(x)
+            out, ml = mlp(h, i)
+            x = x + out
         elif cfg.norm == "post":
-            x = norm(x + attn(x, i))
-            x = norm(x + mlp(x, i))
+            out, at = attn(x, i)
+            x, n1 = norm(x + out)
+            out, ml = mlp(x, i)
+            x, n2 = norm(x + out)
         else:
-            x = x + attn(x, i)
-            x = x + mlp(x, i)
+            out, at = attn(x, i)
+            x = x + out
+            out, ml = mlp(x, i)
+            x = x + out
+        blocks.append((n1, at, n2, ml))
+    nf = None
     if cfg.norm == "pre":
-        x = norm(x)
+        x, nf = norm(x)
     logits = F.linear(x, leaves["wte.weight" if cfg.tie_embeddings else "lm_head.weight"])  # (B*T, V)
     if cfg.logit_mult != 1.0:
         logits = logits * cfg.logit_mult
-    return logits.view(B, T, -1)
+    return logits, (idx, blocks, nf, x)
+
+
+# What autograd would run for _forward and the loss, written out: the same
+# kernels (mm, bmm, native_layer_norm_backward, gelu_backward, ...) on tensors
+# of the same shapes and strides, in the order of torch's derivative formulas
+# (e.g. d(baddbmm)/dq is bmm then * alpha), so the gradients are bit for bit
+# autograd's and train() gives the numbers it gave with autograd. What it saves
+# is the engine: recording ~60 graph nodes in the forward pass and replaying
+# them, each for a few microseconds of work at these sizes (about a quarter of
+# the forward + backward time). It covers LayerNorm models without z-loss or
+# qk-norm (the default and most variants); the rest go through autograd.
+# test_train.py holds the two to torch.equal.
+
+
+def has_written_backward(cfg: ModelConfig) -> bool:
+    return cfg.norm_kind == "layer" and not cfg.qk_norm and not cfg.z_loss
+
+
+@torch.no_grad()
+def loss_and_tape(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, cfg: ModelConfig):
+    """The mean cross-entropy of the windows x, y (B, T) and the tape for
+    backward(), recording nothing for autograd."""
+    logits, tape = _forward(leaves, x, cfg)
+    logp = torch.log_softmax(logits, dim=1)  # F.cross_entropy's two steps, kept apart for backward
+    loss, total_weight = torch.ops.aten.nll_loss_forward(logp, y.reshape(-1), None, 1, -100)  # 1: mean
+    return loss, (tape, logp, y.reshape(-1), total_weight)
+
+
+@torch.no_grad()
+def backward(tape, leaves: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], cfg: ModelConfig) -> None:
+    """Write d loss / d leaf into `grads` (FlatParams.grads: views of the flat
+    gradient buffer, named as the leaves) from loss_and_tape's tape."""
+    (idx, blocks, nf, xf), logp, y, total_weight = tape
+    B, T = idx.shape
+    D, H = cfg.d_model, cfg.n_heads
+    Dh, G = D // H, B * H
+
+    def linear(dout: torch.Tensor, x: torch.Tensor, name: str) -> torch.Tensor:
+        """out = x @ W.T: dW = dout^T x (written to grads), returns dx = dout W."""
+        torch.mm(dout.t(), x, out=grads[name])
+        return torch.mm(dout, leaves[name])
+
+    def norm(dy: torch.Tensor, cache) -> torch.Tensor:
+        x, mean, rstd = cache
+        return torch.ops.aten.native_layer_norm_backward(dy, x, x.shape[-1:], mean, rstd, None, None, (True, False, False))[0]
+
+    def attn(dout: torch.Tensor, cache, i: int) -> torch.Tensor:
+        x, q, k, v, att, y = cache
+        dy = linear(dout, y, f"blocks.{i}.attn.w_o.weight")  # (B*T, D)
+        dy = dy.view(B, T, H, Dh).transpose(1, 2).reshape(G, T, Dh)  # a copy, per head
+        datt = torch.bmm(dy, v.transpose(1, 2))  # (G, T, T)
+        dv = torch.bmm(att.transpose(1, 2), dy)  # (G, T, Dh)
+        datt = torch._softmax_backward_data(datt, att, -1, att.dtype)  # 0 where masked
+        dq = torch.bmm(datt, k) * cfg.attn_scale  # (G, T, Dh)
+        dk = (torch.bmm(q.transpose(1, 2), datt) * cfg.attn_scale).transpose(1, 2)  # (G, T, Dh)
+        dqkv = torch.stack((dq, dk, dv)).view(3, B, H, T, Dh).permute(1, 3, 0, 2, 4).reshape(B * T, 3 * D)
+        return linear(dqkv, x, f"blocks.{i}.attn.w_qkv")  # (B*T, D)
+
+    def mlp(dout: torch.Tensor, cache, i: int) -> torch.Tensor:
+        x, u, a = cache
+        da = linear(dout, a, f"blocks.{i}.mlp.w_out.weight")  # (B*T, 4D)
+        du = torch.ops.aten.gelu_backward(da, u)
+        return linear(du, x, f"blocks.{i}.mlp.w_in.weight")  # (B*T, D)
+
+    head = "wte.weight" if cfg.tie_embeddings else "lm_head.weight"
+    dlogp = torch.ops.aten.nll_loss_backward(torch.ones(()), logp, y, None, 1, -100, total_weight)
+    dlogits = torch._log_softmax_backward_data(dlogp, logp, 1, logp.dtype)  # (B*T, V)
+    if cfg.logit_mult != 1.0:
+        dlogits = dlogits * cfg.logit_mult
+    if cfg.tie_embeddings:
+        dhead = torch.mm(dlogits.t(), xf)  # (V, D), added to the embedding's below
+    else:
+        torch.mm(dlogits.t(), xf, out=grads[head])
+    dx = torch.mm(dlogits, leaves[head])  # (B*T, D)
+    if nf is not None:
+        dx = norm(dx, nf)
+    for i in reversed(range(cfg.n_layers)):
+        n1, at, n2, ml = blocks[i]
+        if cfg.norm == "pre":
+            dx = dx + norm(mlp(dx, ml, i), n2)
+            dx = dx + norm(attn(dx, at, i), n1)
+        elif cfg.norm == "post":
+            dx = norm(dx, n2)
+            dx = norm(dx + mlp(dx, ml, i), n1)
+            dx = dx + attn(dx, at, i)
+        else:
+            dx = dx + mlp(dx, ml, i)
+            dx = dx + attn(dx, at, i)
+    dwte = torch.ops.aten.embedding_dense_backward(dx.view(B, T, D), idx, cfg.vocab, -1, False)
+    if cfg.tie_embeddings:
+        torch.add(dwte, dhead, out=grads["wte.weight"])
+    else:
+        grads["wte.weight"].copy_(dwte)
+    dwpe = grads["wpe.weight"]
+    torch.sum(dx.view(B, T, D), 0, out=dwpe[:T])
+    dwpe[T:].zero_()
 
 
 @torch.no_grad()
@@ -485,6 +610,7 @@ def _train(mcfg, cfg, corpus, checkpoint, on_eval, stop_at) -> TrainResult:
     opt = Optimizer(cfg, params.data, params.lr_scales(mcfg))
     gen = torch.Generator().manual_seed(cfg.data_seed_value)
     xv, yv = val_windows(corpus.val, T)
+    written_backward = has_written_backward(mcfg)  # else autograd (same gradients, slower)
 
     step = 0
     curves: dict[str, list[float]] = {k: [] for k in ("step", "train_loss", "val_loss", "grad_norm", "lr")}
@@ -546,13 +672,19 @@ def _train(mcfg, cfg, corpus, checkpoint, on_eval, stop_at) -> TrainResult:
     while step < end and diverged_at is None:
         lr = lr_at(step, cfg)
         x, y = sample_batch(corpus.train, cfg.batch, T, gen)  # (B, T), (B, T)
-        loss = cross_entropy(fast_forward(params.leaves, x, mcfg), y, mcfg.z_loss)
+        if written_backward:
+            loss, tape = loss_and_tape(params.leaves, x, y, mcfg)
+        else:
+            loss = cross_entropy(fast_forward(params.leaves, x, mcfg), y, mcfg.z_loss)
         loss_value = loss.item()
         if not math.isfinite(loss_value):
             diverged_at = step
             break
-        grads = torch.autograd.grad(loss, list(params.leaves.values()))
-        torch.cat([g.reshape(-1) for g in grads], out=params.grad)  # leaves are in buffer order
+        if written_backward:
+            backward(tape, params.leaves, params.grads, mcfg)  # fills params.grad
+        else:
+            grads = torch.autograd.grad(loss, list(params.leaves.values()))
+            torch.cat([g.reshape(-1) for g in grads], out=params.grad)  # leaves are in buffer order
         grad_norm = torch.linalg.vector_norm(params.grad)
         grad_norm_value = grad_norm.item()
         if not math.isfinite(grad_norm_value):
