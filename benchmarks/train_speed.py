@@ -4,8 +4,9 @@
 Rows (all train the default config: batch 32, context 16, AdamW, cosine, eval every 100):
 
 - eager: model.train.train(), the default run, one model, 1 thread (its default);
-- stacked: model.ensemble.train_many() on 21 runs (seeds 0..20) in one process
-  with 2 threads, and split over 2 processes of 1 thread each;
+- stacked: model.ensemble.train_many() on 21 runs (seeds 0..20) as one stack
+  whose ops use 2 threads, and as two stacks (10 + 11 runs) side by side on 2
+  Python threads of 1 torch thread each (train_many's default with 2 threads);
 - reference: model/reference.py in float64, forward + backward + AdamW per
   step, one model, on the same batches (no evaluation).
 
@@ -124,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
 
     runs = [TrainConfig(steps=args.steps, seed=s) for s in range(M_STACK)]
     for name, kwargs, threads in (
-        (f"stacked, train_many() (M={M_STACK}), 1 process", {"threads": 2}, "2"),
-        (f"stacked, train_many() (M={M_STACK}), 2 processes", {"workers": 2, "threads": 1}, "2 x 1"),
+        (f"stacked, train_many() (M={M_STACK}), 1 stack", {"threads": 2, "workers": 1}, "2"),
+        (f"stacked, train_many() (M={M_STACK}), 2 stacks side by side", {"threads": 2, "workers": 2}, "2 x 1"),
     ):
         t = time.perf_counter()
         results = train_many(cfg, runs, **kwargs)

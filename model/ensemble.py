@@ -24,11 +24,13 @@ loss or gradient stops being finite records the step (`diverged_at`) and its
 weights are kept as they were at that step, while the others go on. A run with
 fewer `steps` than the others stops the same way when it is done.
 
-Speed (benchmarks/train_speed.py, 2 cores): 21 default runs go about 3x as
-fast together as one after the other, at 17-18% of the machine's float32
-matmul peak; the rest is small-matrix overhead (K = 16 contractions, 16 x 16
-attention tiles) and the elementwise work (GELU, softmax) that any trainer of
-this model pays.
+Speed (benchmarks/train_speed.py, 2 cores): 21 default runs, split into two
+stacks trained side by side (train_many's default with 2 threads), go about
+1,080-1,090 model-steps/s, 3.6-3.9x the eager train() and 18-21% of the
+machine's float32 matmul peak; one stack of 21 on 2 threads goes about 940. The rest is
+small-matrix overhead (K = 16 contractions, 16 x 16 attention tiles) and the
+elementwise work (GELU's erf, softmax's exp: about 1.2 ns an element here)
+that any trainer of this model pays.
 
 Symbols: M models, B batch, T time, N = B*T tokens per model, D d_model,
 H heads, Dh = D/H, G = M*B*H attention tiles, V vocab, P parameters per model.
@@ -37,9 +39,9 @@ H heads, Dh = D/H, G = M*B*H attention tiles, V vocab, P parameters per model.
 from __future__ import annotations
 
 import math
-import multiprocessing
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -93,6 +95,17 @@ def _norm_backward(dy: torch.Tensor, cache, kind: str) -> torch.Tensor:
     if kind == "layer":
         dx -= dx.mean(1, keepdim=True)
     return dx.mul_(rstd)
+
+
+def _exp_shifted_(logits: torch.Tensor, tgt: torch.Tensor):
+    """The pieces of a softmax over dim 1 of logits (M, V, N), with a single exp
+    pass, in place: logits becomes exp(logits - shift); returns shift, the sum
+    of the exps over V and the shifted logit at the targets tgt (M, 1, N), each
+    (M, 1, N). -log softmax(target) = log(sum) - tgt_logit, as log_softmax
+    computes it; the exps over their sum are the softmax."""
+    shift = logits.amax(1, keepdim=True)  # for range: the largest exp is 1
+    tgt_logit = logits.sub_(shift).gather(1, tgt)
+    return shift, logits.exp_().sum(1, keepdim=True), tgt_logit
 
 
 class StackedDecoder:
@@ -202,14 +215,17 @@ class StackedDecoder:
         M, B, T = idx.shape
         N = B * T
         logits, (tok, _, blocks, ln_f, xf) = self.forward(idx, keep=True)
-        logp = torch.log_softmax(logits, dim=1)  # (M, V, N)
         tgt = targets.reshape(M, 1, N)
-        loss = -logp.gather(1, tgt).mean((1, 2))  # (M,)
-        probs = logp.exp_()  # (M, V, N), the softmax, in logp's memory
+        # one exp pass serves the loss and its gradient (log_softmax and then exp would be two)
+        shift, total, tgt_logit = _exp_shifted_(logits, tgt)  # logits becomes exp(logits - shift)
+        log_sum = total.log()
+        loss = (log_sum - tgt_logit).mean((1, 2))  # (M,): -log softmax at the targets
+        factor = total.reciprocal_()  # turns logits' memory into the softmax
         if cfg.z_loss:
-            lse = torch.logsumexp(logits, dim=1, keepdim=True)  # (M, 1, N)
+            lse = shift + log_sum  # (M, 1, N)
             loss = loss + cfg.z_loss * lse.pow(2).mean((1, 2))
-            probs.mul_(1.0 + 2.0 * cfg.z_loss * lse)  # d(z lse^2)/dlogits = 2 z lse softmax
+            factor.mul_(1.0 + 2.0 * cfg.z_loss * lse)  # d(z lse^2)/dlogits = 2 z lse softmax
+        probs = logits.mul_(factor)  # (M, V, N)
         dlogits = probs.scatter_add_(1, tgt, torch.full((1, 1, 1), -1.0).expand(M, 1, N))  # softmax - onehot
         scale = cfg.logit_mult / N  # the mean over tokens and the logit multiplier, folded into the matmuls
         head = self.w(self._head())  # (M, V, D)
@@ -292,10 +308,10 @@ class StackedDecoder:
         total = torch.zeros(self.M, dtype=torch.float64)
         for s in range(0, len(x), EVAL_CHUNK):
             xc, yc = x[s : s + EVAL_CHUNK], y[s : s + EVAL_CHUNK]
-            logits, _ = self.forward(xc.expand(self.M, *xc.shape), keep=False)
-            logp = torch.log_softmax(logits, dim=1)  # (M, V, n*T)
+            logits, _ = self.forward(xc.expand(self.M, *xc.shape), keep=False)  # (M, V, n*T)
             tgt = yc.reshape(1, 1, -1).expand(self.M, 1, -1)
-            total -= logp.gather(1, tgt).sum((1, 2), dtype=torch.float64)
+            _, exp_sum, tgt_logit = _exp_shifted_(logits, tgt)  # no log-probabilities written
+            total += (exp_sum.log_() - tgt_logit).sum((1, 2), dtype=torch.float64)
         return total / y.numel()
 
 
@@ -303,13 +319,17 @@ class StackedDecoder:
 # training
 
 
+_INIT_LOCK = threading.Lock()  # torch.manual_seed seeds one global generator: one stack at a time
+
+
 def _stack_init(cfg: ModelConfig, seeds: list[int]) -> tuple[FlatParams, torch.Tensor]:
     """Each run's initial weights exactly as train() makes them, stacked (M, P)."""
     rows, layout = [], None
-    for s in seeds:
-        torch.manual_seed(s)
-        layout = FlatParams(Decoder(cfg))
-        rows.append(layout.data)
+    with _INIT_LOCK:
+        for s in seeds:
+            torch.manual_seed(s)
+            layout = FlatParams(Decoder(cfg))
+            rows.append(layout.data)
     return layout, torch.stack(rows)
 
 
@@ -387,7 +407,7 @@ def train_many(
     corpus: Corpus | None = None,
     *,
     threads: int | None = None,
-    workers: int = 1,
+    workers: int | None = None,
 ) -> list[TrainResult]:
     """Train len(runs) Decoders of one architecture together; one TrainResult
     per run, as train(model_cfg, run) would return it (to float32 rounding;
@@ -397,40 +417,39 @@ def train_many(
     data_seed, lr, schedule, warmup, decay_frac, steps, betas, eps,
     weight_decay, clip) may differ.
 
-    threads: torch threads per process (None: torch's setting, or 1 with workers > 1).
-    workers: processes; with 2 or more the runs are split into that many
-        stacks, each trained in its own process (spawned; the first in this
-        one). Ops this small scale poorly over threads: on 2 cores, 2
-        processes of 1 thread ran about 6% faster than 1 process of 2 threads
-        when the machine was quiet, and 30% faster when another job competed
-        for a core (OpenMP threads wait on each other)."""
+    threads: torch threads in all (None: torch's setting).
+    workers: stacks trained side by side, the runs split evenly among them,
+        each stack on its own Python thread with one torch thread (None: one
+        stack per thread). The ops release the GIL, so the stacks run in
+        parallel; ops this small scale poorly over OpenMP threads (each op is
+        split and joined), so on 2 cores two 1-thread stacks ran about 15%
+        faster than one stack on 2 threads, and unlike worker processes they
+        cost no start-up (3-4 s to spawn one and import torch).
+        workers=1: one stack, its ops spread over `threads` threads."""
     cfg = model_cfg or ModelConfig()
     runs = list(runs)
     _check_runs(runs)
     corpus = corpus or load_corpus()
-    workers = max(1, min(workers, len(runs)))
-    if workers > 1:
-        return _train_in_processes(cfg, runs, corpus, threads or 1, workers)
+    threads = threads or torch.get_num_threads()
+    workers = max(1, min(workers or threads, len(runs)))
     threads_before = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
+    torch.set_num_threads(threads if workers == 1 else 1)  # (threads started later inherit the setting)
     try:
         keep_freed_memory()
-        return _train_many(cfg, runs, corpus)
+        if workers == 1:
+            return _train_many(cfg, runs, corpus)
+        return _train_side_by_side(cfg, runs, corpus, workers)
     finally:
         torch.set_num_threads(threads_before)
 
 
-def _train_in_processes(cfg, runs, corpus, threads: int, workers: int) -> list[TrainResult]:
+def _train_side_by_side(cfg: ModelConfig, runs: list[TrainConfig], corpus: Corpus, workers: int) -> list[TrainResult]:
     t_start = time.perf_counter()
     bounds = [round(len(runs) * k / workers) for k in range(workers + 1)]
     chunks = [runs[bounds[k] : bounds[k + 1]] for k in range(workers)]
-    spawn = multiprocessing.get_context("spawn")  # forking a process that has started OpenMP threads is unsafe
-    with ProcessPoolExecutor(workers - 1, mp_context=spawn) as pool:
-        others = [pool.submit(train_many, cfg, chunk, corpus, threads=threads) for chunk in chunks[1:]]
-        results = train_many(cfg, chunks[0], corpus, threads=threads)
-        for future in others:
-            results += future.result()
+    with ThreadPoolExecutor(workers) as pool:
+        parts = list(pool.map(lambda chunk: _train_many(cfg, chunk, corpus), chunks))
+    results = [r for part in parts for r in part]
     seconds = (time.perf_counter() - t_start) / len(runs)
     for r in results:
         r.seconds = seconds

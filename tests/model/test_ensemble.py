@@ -157,7 +157,7 @@ def test_other_optimisers_match_separate_runs(optimizer):
 def test_worker_processes_give_the_same_results():
     runs = [TrainConfig(steps=8, eval_every=4, lr=1e-2, seed=s) for s in range(3)]
     here = train_many(ModelConfig(), runs)
-    spread = train_many(ModelConfig(), runs, workers=2)  # runs 0 here, runs 1-2 in a spawned process
+    spread = train_many(ModelConfig(), runs, workers=2)  # runs 0 here, runs 1-2 in a worker stack
     assert [r.train_config for r in spread] == [r.train_config for r in here]
     for a, b in zip(here, spread):  # stacks of 3 and of 1 + 2 may round differently in the last bit
         assert a.curves["step"] == b.curves["step"]
@@ -169,3 +169,14 @@ def test_runs_must_share_batch_and_optimizer():
         train_many(ModelConfig(), [TrainConfig(batch=32), TrainConfig(batch=16)])
     with pytest.raises(ValueError, match="optimizer"):
         train_many(ModelConfig(), [TrainConfig(), TrainConfig(optimizer="sgd")])
+
+
+def test_stacks_side_by_side_match_separate_runs_and_restore_threads():
+    # threads=2 splits the runs into two stacks on two Python threads (the default with 2 threads);
+    # each must still be its own train() run, and torch's thread setting must come back unchanged
+    runs = [TrainConfig(steps=40, eval_every=20, lr=1e-2, seed=s) for s in range(3)]
+    before = torch.get_num_threads()
+    results = train_many(ModelConfig(), runs, threads=2)
+    assert torch.get_num_threads() == before
+    for run, result in zip(runs, results):
+        _assert_same_run(train(ModelConfig(), run), result)
