@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from slidegen import html
+from slidegen.pdf import CHROMIUM_ARGS
 
 import html_sample_deck
 from needs import missing
@@ -18,14 +19,6 @@ from needs import missing
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SAMPLE = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
 
 
@@ -72,7 +65,7 @@ def browser():
     except ImportError:
         missing("Python package playwright is not installed (pip install -e '.[dev]')")
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS), headless=True)
         yield chromium
         chromium.close()
 

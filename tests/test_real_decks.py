@@ -15,6 +15,7 @@ from pptx import Presentation
 
 from slidegen.build import build
 from slidegen.parse import parse_deck
+from slidegen.pdf import CHROMIUM_ARGS
 from slidegen.project import Project
 
 from needs import missing
@@ -57,8 +58,7 @@ def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> 
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
+            args=list(CHROMIUM_ARGS),
         )
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
