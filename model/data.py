@@ -186,7 +186,7 @@ def sample_batch(
     if len(data) < context + 1:
         raise ValueError(f"need at least {context + 1} tokens, got {len(data)}")
     starts = torch.randint(0, len(data) - context, (batch,), generator=gen)  # (B,)
-    window = data[starts[:, None] + torch.arange(context + 1)]  # (B, T+1)
+    window = data.unfold(0, context + 1, 1).index_select(0, starts)  # (B, T+1): rows of the windows view
     return window[:, :-1], window[:, 1:]  # (B, T), (B, T)
 
 

@@ -10,21 +10,28 @@ holds both configs and the seeds):
 
     python -m model.train --seed 0 [--steps 2000] [--json]
 
-What keeps a 2,000-step run to a few seconds on one CPU thread:
+What keeps a 2,000-step run to a few seconds on a 2-core CPU:
 
 - all weights live in one flat buffer (and their gradients in another), so
-  clipping and the optimiser are a dozen tensor ops per step, not a dozen per
-  parameter;
+  clipping is three tensor ops per step and the optimiser one call of torch's
+  fused Adam/AdamW kernel (what torch.optim.AdamW(fused=True) calls), not a
+  dozen ops per parameter;
 - `fast_forward` computes what `Decoder.forward` computes, from those same
   weights, with fewer ops: 2-D activations, one matmul for q, k and v together
   (w_q, w_k and w_v sit side by side in the flat buffer, so the fused weight is
   a view, not a copy), the causal mask added inside the score matmul;
 - its backward pass is written out (`backward`): the kernels autograd would
-  run, on the same tensors, so the gradients are bit for bit autograd's, but
-  without recording and replaying a graph, and each weight gradient is written
-  straight into the flat gradient buffer (configs it does not cover, RMSNorm,
-  qk-norm, z-loss, go through autograd);
-- evaluation runs under no_grad on all validation windows in one batch;
+  run, without recording and replaying a graph, except where fewer passes do
+  the same sums (one exp pass serves the loss and its gradient; embedding rows
+  are added up with index_add_), and each weight gradient is written straight
+  into the flat gradient buffer; tests hold it to float64 autograd as tightly
+  as float32 autograd itself (configs it does not cover, RMSNorm, qk-norm,
+  z-loss, go through autograd);
+- evaluation runs under no_grad, 512 validation windows per pass (their
+  activations stay in cache);
+- threads: torch's setting unless `threads` is given (both cores of this
+  machine: about 10% faster than one; the numbers are the same);
+- batches are rows of a windows view of the text (`sample_batch`), one gather;
 - malloc keeps freed memory (`keep_freed_memory`), so activations do not
   page-fault afresh every step.
 
@@ -77,7 +84,8 @@ class TrainConfig:
     eval_every: int = 100  # evaluate on every validation window every this many steps
     seed: int = 0  # torch.manual_seed(seed) right before the Decoder is built: the initial weights
     data_seed: int | None = None  # the batches' own generator; None: seed + DATA_SEED_OFFSET
-    threads: int = 1  # torch.set_num_threads while training (two 1-thread runs fit two cores)
+    threads: int | None = None  # torch threads while training; None: torch's setting (all cores,
+    #                              or 1 in slidegen's worker processes); the numbers do not depend on it
 
     def __post_init__(self) -> None:
         self.betas = (float(self.betas[0]), float(self.betas[1]))
@@ -85,7 +93,7 @@ class TrainConfig:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
-        if self.steps < 0 or self.batch < 1 or self.warmup < 0 or self.eval_every < 1 or self.threads < 1:
+        if self.steps < 0 or self.batch < 1 or self.warmup < 0 or self.eval_every < 1 or (self.threads or 1) < 1:
             raise ValueError("steps and warmup must be >= 0; batch, eval_every and threads >= 1")
         if not 0.0 <= self.decay_frac <= 1.0:
             raise ValueError(f"decay_frac must be in [0, 1], got {self.decay_frac}")
@@ -262,7 +270,7 @@ def _forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelConfi
         q, k, v = qkv.unbind(0)  # (B*H, T, Dh) each
         if cfg.qk_norm:
             q, k = norm(q)[0], norm(k)[0]
-        att = torch.baddbmm(_mask_bias(T), q, k.transpose(1, 2), alpha=cfg.attn_scale)  # (B*H, T, T)
+        att = torch.baddbmm(_mask_bias(T).to(q.dtype), q, k.transpose(1, 2), alpha=cfg.attn_scale)  # (B*H, T, T)
         att = att.softmax(dim=-1)
         y = torch.bmm(att, v)  # (B*H, T, Dh)
         y = y.view(B, H, T, Dh).transpose(1, 2).reshape(B * T, D)  # heads side by side
@@ -304,16 +312,16 @@ def _forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelConfi
     return logits, (idx, blocks, nf, x)
 
 
-# What autograd would run for _forward and the loss, written out: the same
-# kernels (mm, bmm, native_layer_norm_backward, gelu_backward, ...) on tensors
-# of the same shapes and strides, in the order of torch's derivative formulas
-# (e.g. d(baddbmm)/dq is bmm then * alpha), so the gradients are bit for bit
-# autograd's and train() gives the numbers it gave with autograd. What it saves
-# is the engine: recording ~60 graph nodes in the forward pass and replaying
-# them, each for a few microseconds of work at these sizes (about a quarter of
-# the forward + backward time). It covers LayerNorm models without z-loss or
-# qk-norm (the default and most variants); the rest go through autograd.
-# test_train.py holds the two to torch.equal.
+# What autograd would run for _forward and the loss, written out: mostly the same
+# kernels (mm, bmm, native_layer_norm_backward, gelu_backward, ...) on tensors of
+# the same shapes, in the order of torch's derivative formulas. What it saves is
+# the engine: recording ~60 graph nodes in the forward pass and replaying them,
+# each for a few microseconds of work at these sizes (about a quarter of the
+# forward + backward time), and two passes: the loss keeps its exps for the
+# softmax in the gradient, and the embedding gradient is one index_add_. It
+# covers LayerNorm models without z-loss or qk-norm (the default and most
+# variants); the rest go through autograd. test_train.py holds its gradients to
+# float64 autograd as tightly as float32 autograd's own.
 
 
 def has_written_backward(cfg: ModelConfig) -> bool:
@@ -324,17 +332,26 @@ def has_written_backward(cfg: ModelConfig) -> bool:
 def loss_and_tape(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, cfg: ModelConfig):
     """The mean cross-entropy of the windows x, y (B, T) and the tape for
     backward(), recording nothing for autograd."""
-    logits, tape = _forward(leaves, x, cfg)
-    logp = torch.log_softmax(logits, dim=1)  # F.cross_entropy's two steps, kept apart for backward
-    loss, total_weight = torch.ops.aten.nll_loss_forward(logp, y.reshape(-1), None, 1, -100)  # 1: mean
-    return loss, (tape, logp, y.reshape(-1), total_weight)
+    logits, tape = _forward(leaves, x, cfg)  # (N, V)
+    # -log softmax at the targets, as log_softmax computes it (shift by the row maximum, log of
+    # the sum of exps), with the exps kept: they are the softmax the gradient needs (one exp pass)
+    tgt = y.reshape(-1, 1)  # (N, 1)
+    z = logits.sub_(logits.amax(1, keepdim=True))
+    tgt_logit = z.gather(1, tgt)  # (N, 1)
+    exps = z.exp_()  # (N, V)
+    total = exps.sum(1, keepdim=True)  # (N, 1)
+    loss = (total.log() - tgt_logit).mean()
+    return loss, (tape, exps, total, tgt)
+
+
+_MINUS_ONE = torch.full((1, 1), -1.0)
 
 
 @torch.no_grad()
 def backward(tape, leaves: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], cfg: ModelConfig) -> None:
     """Write d loss / d leaf into `grads` (FlatParams.grads: views of the flat
     gradient buffer, named as the leaves) from loss_and_tape's tape."""
-    (idx, blocks, nf, xf), logp, y, total_weight = tape
+    (idx, blocks, nf, xf), exps, total, tgt = tape
     B, T = idx.shape
     D, H = cfg.d_model, cfg.n_heads
     Dh, G = D // H, B * H
@@ -367,10 +384,8 @@ def backward(tape, leaves: dict[str, torch.Tensor], grads: dict[str, torch.Tenso
         return linear(du, x, f"blocks.{i}.mlp.w_in.weight")  # (B*T, D)
 
     head = "wte.weight" if cfg.tie_embeddings else "lm_head.weight"
-    dlogp = torch.ops.aten.nll_loss_backward(torch.ones(()), logp, y, None, 1, -100, total_weight)
-    dlogits = torch._log_softmax_backward_data(dlogp, logp, 1, logp.dtype)  # (B*T, V)
-    if cfg.logit_mult != 1.0:
-        dlogits = dlogits * cfg.logit_mult
+    dlogits = exps.div_(total).scatter_add_(1, tgt, _MINUS_ONE.expand(tgt.shape))  # softmax - onehot
+    dlogits.mul_(cfg.logit_mult / tgt.numel())  # (B*T, V): the mean over tokens, the logit multiplier
     if cfg.tie_embeddings:
         dhead = torch.mm(dlogits.t(), xf)  # (V, D), added to the embedding's below
     else:
@@ -390,20 +405,28 @@ def backward(tape, leaves: dict[str, torch.Tensor], grads: dict[str, torch.Tenso
         else:
             dx = dx + mlp(dx, ml, i)
             dx = dx + attn(dx, at, i)
-    dwte = torch.ops.aten.embedding_dense_backward(dx.view(B, T, D), idx, cfg.vocab, -1, False)
+    dwte = grads["wte.weight"]  # each token's rows of dx, added up into its row
     if cfg.tie_embeddings:
-        torch.add(dwte, dhead, out=grads["wte.weight"])
+        dwte.copy_(dhead)
     else:
-        grads["wte.weight"].copy_(dwte)
+        dwte.zero_()
+    dwte.index_add_(0, idx.reshape(-1), dx)
     dwpe = grads["wpe.weight"]
     torch.sum(dx.view(B, T, D), 0, out=dwpe[:T])
     dwpe[T:].zero_()
 
 
+EVAL_CHUNK = 512  # windows per forward pass: activations of 8,192 tokens stay in cache (about 15% faster)
+
+
 @torch.no_grad()
 def evaluate(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, cfg: ModelConfig) -> float:
-    """Mean loss over the windows (x, y) (the z-loss term excluded)."""
-    return cross_entropy(fast_forward(leaves, x, cfg), y).item()
+    """Mean loss over the windows (x, y) (the z-loss term excluded), summed in float64."""
+    total = 0.0
+    for s in range(0, len(x), EVAL_CHUNK):
+        logits = _forward(leaves, x[s : s + EVAL_CHUNK], cfg)[0]  # (n*T, V)
+        total += F.cross_entropy(logits, y[s : s + EVAL_CHUNK].reshape(-1), reduction="sum").item()
+    return total / y.numel()
 
 
 # -----------------------------------------------------------------------------
@@ -475,11 +498,18 @@ class Optimizer:
             "momentum": ("momentum_buffer",),
         }
         self.state = {k: torch.zeros_like(params) for k in names.get(cfg.optimizer, ())}
+        self._step = torch.zeros(())  # the fused Adam kernels read the update count from a tensor
 
     def step(self, p: torch.Tensor, g: torch.Tensor, lr: float) -> None:
         cfg = self.cfg
         self.t += 1
-        if cfg.optimizer in ("adamw", "adam"):
+        if cfg.optimizer in ("adamw", "adam") and self.lr_scales is None:
+            self._step.fill_(self.t)
+            fused = torch._fused_adamw_ if cfg.optimizer == "adamw" else torch._fused_adam_
+            beta1, beta2 = cfg.betas
+            fused([p], [g], [self.state["exp_avg"]], [self.state["exp_avg_sq"]], [], [self._step], lr=lr,
+                  beta1=beta1, beta2=beta2, weight_decay=cfg.weight_decay, eps=cfg.eps, amsgrad=False, maximize=False)  # fmt: skip
+        elif cfg.optimizer in ("adamw", "adam"):
             if self.lr_scales is not None:
                 lr = lr * self.lr_scales  # (P,) float64
             c = adam_coefficients(lr, self.t, *cfg.betas, cfg.eps, cfg.weight_decay, cfg.optimizer == "adamw")
@@ -591,7 +621,7 @@ def train(
     cfg = train_cfg or TrainConfig()
     corpus = corpus or load_corpus()
     threads_before = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads)
+    torch.set_num_threads(cfg.threads or threads_before)
     keep_freed_memory()
     try:
         return _train(mcfg, cfg, corpus, checkpoint, on_eval, stop_at)
@@ -736,7 +766,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=TrainConfig.steps, help="number of updates")
     ap.add_argument("--lr", type=float, default=TrainConfig.lr, help="peak learning rate")
     ap.add_argument("--schedule", choices=SCHEDULES, default=TrainConfig.schedule)
-    ap.add_argument("--threads", type=int, default=TrainConfig.threads, help="torch threads")
+    ap.add_argument("--threads", type=int, default=TrainConfig.threads, help="torch threads (default: torch's, all cores)")
     ap.add_argument("--json", action="store_true", help="print one JSON line with the result, nothing else")
     ap.add_argument("--out", type=Path, help="also write the full result (configs, seeds, curves) as JSON here")
     args = ap.parse_args(argv)

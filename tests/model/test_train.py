@@ -129,7 +129,9 @@ WRITTEN = [c for c in VARIANTS if has_written_backward(c)]
 
 @pytest.mark.parametrize("cfg", WRITTEN, ids=lambda c: f"{c.norm}-L{c.n_layers}-tie{int(c.tie_embeddings)}-{c.param}")
 @pytest.mark.parametrize("short", [False, True])  # T < context: wpe's unused rows get zero gradient
-def test_written_backward_is_autograds_bit_for_bit(cfg, short):
+def test_written_backward_is_as_exact_as_autograd(cfg, short):
+    # against float64 autograd (the true gradient to ~1e-16), the written-out float32 backward
+    # must be as close as float32 autograd is: the same sums, only in another order
     assert len(WRITTEN) >= 4
     torch.manual_seed(0)
     model = Decoder(cfg)
@@ -140,13 +142,21 @@ def test_written_backward_is_autograds_bit_for_bit(cfg, short):
     T = cfg.context - 3 if short else cfg.context
     gen = torch.Generator().manual_seed(1)
     x, y = (torch.randint(0, cfg.vocab, (32, T), generator=gen) for _ in range(2))
-    loss = cross_entropy(fast_forward(params.leaves, x, cfg), y)
-    expected = torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, list(params.leaves.values()))])
+
+    def autograd(leaves):
+        loss = cross_entropy(fast_forward(leaves, x, cfg), y)
+        return loss.detach(), torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, list(leaves.values()))])
+
+    loss32, grad32 = autograd(params.leaves)
+    loss64, grad64 = autograd({k: v.detach().double().requires_grad_() for k, v in params.leaves.items()})
     params.grad.fill_(math.nan)  # every entry must be written
     ours, tape = loss_and_tape(params.leaves, x, y, cfg)
     backward(tape, params.leaves, params.grads, cfg)
-    assert torch.equal(ours, loss.detach())
-    assert torch.equal(params.grad, expected)
+    assert abs(ours.item() - loss64.item()) <= max(2 * abs(loss32.item() - loss64.item()), 1e-6)
+    err_autograd = (grad32.double() - grad64).abs().max().item()
+    err_ours = (params.grad.double() - grad64).abs().max().item()
+    assert 0 < err_autograd < 1e-5 * grad64.abs().max().item()
+    assert err_ours <= 2 * err_autograd, (err_ours, err_autograd)
 
 
 @pytest.mark.parametrize(
