@@ -75,10 +75,14 @@ def matmul_flops(threads: int, n: int = 1024, repeats: int = 5, inner: int = 20)
     return 2 * n**3 / best
 
 
-def best_of(repeats: int, timed: Callable[[], float]) -> float:
+TIMINGS: dict[str, list[float]] = {}  # every timing taken, by row, printed under the table
+
+
+def best_of(repeats: int, timed: Callable[[], float], name: str) -> float:
     """The shortest of `repeats` timings: the run least slowed by the rest of the
     machine (the matmul peak is a best-of too, so the two compare like for like)."""
-    return min(timed() for _ in range(repeats))
+    TIMINGS[name] = [timed() for _ in range(repeats)]
+    return min(TIMINGS[name])
 
 
 def flops_per_token(cfg: ModelConfig, n_params: int) -> float:
@@ -135,9 +139,9 @@ def main(argv: list[str] | None = None) -> int:
 
     corpus = load_corpus()
     for threads in (1, 2):
-        seconds = best_of(args.repeats, lambda: train(cfg, TrainConfig(steps=args.steps, threads=threads), corpus).seconds)
-        rows.append((f"eager, train() (1 model){', its default' if threads == 2 else ''}", str(threads),
-                     base.steps / seconds, run_flops(cfg, base, n_params, n_val_tokens) / seconds))  # fmt: skip
+        name = f"eager, train() (1 model){', its default' if threads == 2 else ''}"
+        seconds = best_of(args.repeats, lambda: train(cfg, TrainConfig(steps=args.steps, threads=threads), corpus).seconds, name)
+        rows.append((name, str(threads), base.steps / seconds, run_flops(cfg, base, n_params, n_val_tokens) / seconds))
 
     runs = [TrainConfig(steps=args.steps, seed=s) for s in range(M_STACK)]
     for name, kwargs, threads in (
@@ -151,14 +155,14 @@ def main(argv: list[str] | None = None) -> int:
             assert all(r.steps == args.steps for r in results)
             return time.perf_counter() - t
 
-        seconds = best_of(args.repeats, stacked)
+        seconds = best_of(args.repeats, stacked, name)
         rows.append((name, threads, M_STACK * base.steps / seconds,
                      M_STACK * run_flops(cfg, base, n_params, n_val_tokens) / seconds))  # fmt: skip
 
     try:
         before = torch.get_num_threads()
         torch.set_num_threads(1)
-        per_step = best_of(args.repeats, lambda: bench_reference(cfg, base, args.reference_steps))
+        per_step = best_of(args.repeats, lambda: bench_reference(cfg, base, args.reference_steps), "reference, per step")
         torch.set_num_threads(before)
         ref_run = TrainConfig(steps=1)
         rows.append(("NumPy float64 reference (1 model)", "numpy", 1 / per_step,
@@ -188,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     print(fmt.format(*header))
     for r in table:
         print(fmt.format(*r))
+    print("\nevery timing (s):")
+    for name, times in TIMINGS.items():
+        print(f"  {name}: " + ", ".join(f"{t:.3g}" for t in times))
     print(f"\n1024x1024 float32 matmul: {peak[1] / 1e9:.1f} GFLOP/s on 1 thread, {peak[2] / 1e9:.1f} on 2")
     shared = load_before[0] > 0.5  # (the load after includes this benchmark's own 2 threads)
     print(f"load average before: {load_before[0]:.2f}, after: {load_after[0]:.2f}"
