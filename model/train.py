@@ -264,8 +264,9 @@ def _forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelConfi
             return y, (x, mean, rstd)
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + cfg.norm_eps), None
 
-    def attn(x: torch.Tensor, i: int):
-        qkv = F.linear(x, leaves[f"blocks.{i}.attn.w_qkv"])  # (B*T, 3D)
+    def attn(x: torch.Tensor, resid: torch.Tensor, i: int):
+        """resid + attention(x)."""
+        qkv = torch.mm(x, leaves[f"blocks.{i}.attn.w_qkv"].t())  # (B*T, 3D)
         qkv = qkv.view(B, T, 3, H, Dh).permute(2, 0, 3, 1, 4).reshape(3, B * H, T, Dh)  # one copy
         q, k, v = qkv.unbind(0)  # (B*H, T, Dh) each
         if cfg.qk_norm:
@@ -274,12 +275,13 @@ def _forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelConfi
         att = att.softmax(dim=-1)
         y = torch.bmm(att, v)  # (B*H, T, Dh)
         y = y.view(B, H, T, Dh).transpose(1, 2).reshape(B * T, D)  # heads side by side
-        return F.linear(y, leaves[f"blocks.{i}.attn.w_o.weight"]), (x, q, k, v, att, y)  # (B*T, D)
+        return torch.addmm(resid, y, leaves[f"blocks.{i}.attn.w_o.weight"].t()), (x, q, k, v, att, y)  # (B*T, D)
 
-    def mlp(x: torch.Tensor, i: int):
-        u = F.linear(x, leaves[f"blocks.{i}.mlp.w_in.weight"])  # (B*T, 4D)
+    def mlp(x: torch.Tensor, resid: torch.Tensor, i: int):
+        """resid + mlp(x)."""
+        u = torch.mm(x, leaves[f"blocks.{i}.mlp.w_in.weight"].t())  # (B*T, 4D)
         a = F.gelu(u)  # exact GELU
-        return F.linear(a, leaves[f"blocks.{i}.mlp.w_out.weight"]), (x, u, a)  # (B*T, D)
+        return torch.addmm(resid, a, leaves[f"blocks.{i}.mlp.w_out.weight"].t()), (x, u, a)  # (B*T, D)
 
     x = (F.embedding(idx, leaves["wte.weight"]) + leaves["wpe.weight"][:T]).view(B * T, D)
     blocks = []
@@ -287,26 +289,22 @@ def _forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelConfi
         n1 = n2 = None
         if cfg.norm == "pre":
             h, n1 = norm(x)
-            out, at = attn(h, i)
-            x = x + out
+            x, at = attn(h, x, i)  # x + attn(ln_1(x))
             h, n2 = norm(x)
-            out, ml = mlp(h, i)
-            x = x + out
+            x, ml = mlp(h, x, i)  # x + mlp(ln_2(x))
         elif cfg.norm == "post":
-            out, at = attn(x, i)
-            x, n1 = norm(x + out)
-            out, ml = mlp(x, i)
-            x, n2 = norm(x + out)
+            x, at = attn(x, x, i)
+            x, n1 = norm(x)
+            x, ml = mlp(x, x, i)
+            x, n2 = norm(x)
         else:
-            out, at = attn(x, i)
-            x = x + out
-            out, ml = mlp(x, i)
-            x = x + out
+            x, at = attn(x, x, i)
+            x, ml = mlp(x, x, i)
         blocks.append((n1, at, n2, ml))
     nf = None
     if cfg.norm == "pre":
         x, nf = norm(x)
-    logits = F.linear(x, leaves["wte.weight" if cfg.tie_embeddings else "lm_head.weight"])  # (B*T, V)
+    logits = torch.mm(x, leaves["wte.weight" if cfg.tie_embeddings else "lm_head.weight"].t())  # (B*T, V)
     if cfg.logit_mult != 1.0:
         logits = logits * cfg.logit_mult
     return logits, (idx, blocks, nf, x)
@@ -328,7 +326,7 @@ def has_written_backward(cfg: ModelConfig) -> bool:
     return cfg.norm_kind == "layer" and not cfg.qk_norm and not cfg.z_loss
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def loss_and_tape(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, cfg: ModelConfig):
     """The mean cross-entropy of the windows x, y (B, T) and the tape for
     backward(), recording nothing for autograd."""
@@ -347,7 +345,7 @@ def loss_and_tape(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Ten
 _MINUS_ONE = torch.full((1, 1), -1.0)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def backward(tape, leaves: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], cfg: ModelConfig) -> None:
     """Write d loss / d leaf into `grads` (FlatParams.grads: views of the flat
     gradient buffer, named as the leaves) from loss_and_tape's tape."""
@@ -419,7 +417,7 @@ def backward(tape, leaves: dict[str, torch.Tensor], grads: dict[str, torch.Tenso
 EVAL_CHUNK = 512  # windows per forward pass: activations of 8,192 tokens stay in cache (about 15% faster)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def evaluate(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, cfg: ModelConfig) -> float:
     """Mean loss over the windows (x, y) (the z-loss term excluded), summed in float64."""
     total = 0.0
