@@ -26,11 +26,12 @@ fewer `steps` than the others stops the same way when it is done.
 
 Speed (benchmarks/train_speed.py, 2 cores): 21 default runs, split into two
 stacks trained side by side (train_many's default with 2 threads), go about
-1,080-1,090 model-steps/s, 3.6-3.9x the eager train() and 18-21% of the
-machine's float32 matmul peak; one stack of 21 on 2 threads goes about 940. The rest is
-small-matrix overhead (K = 16 contractions, 16 x 16 attention tiles) and the
-elementwise work (GELU's erf, softmax's exp: about 1.2 ns an element here)
-that any trainer of this model pays.
+1,160-1,250 model-steps/s, 19-21% of the machine's float32 matmul peak and
+3.2x the eager train() on both cores; one stack of 21 on 2 threads goes about
+1,000-1,060. The rest is small-matrix overhead (K = 16 contractions, 16 x 16
+attention tiles) and the elementwise work (GELU's erf, softmax's exp: about
+1.5 ns an element here) that any trainer of this model pays; torch.compile
+of the stacked step ran no faster.
 
 Symbols: M models, B batch, T time, N = B*T tokens per model, D d_model,
 H heads, Dh = D/H, G = M*B*H attention tiles, V vocab, P parameters per model.
