@@ -27,7 +27,8 @@ What keeps a 2,000-step run to a few seconds on a 2-core CPU:
   into the flat gradient buffer; tests hold it to float64 autograd as tightly
   as float32 autograd itself (configs it does not cover, RMSNorm, qk-norm,
   z-loss, go through autograd);
-- evaluation runs under no_grad, 512 validation windows per pass (their
+- the written-out passes and evaluation run in inference mode (no autograd
+  bookkeeping per op), evaluation 512 validation windows per pass (their
   activations stay in cache);
 - threads: torch's setting unless `threads` is given (both cores of this
   machine: about 10% faster than one; the numbers are the same);
@@ -431,9 +432,10 @@ def evaluate(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, 
 # the optimisers, written out over flat buffers
 #
 # The arithmetic is torch.optim's (single-tensor code path). The same functions
-# serve one model (hyperparameters are Python floats, buffers (P,)) and a stack
-# of M models (model/ensemble.py: hyperparameters are (M, 1) float32 tensors,
-# buffers (M, P)), so the two do the same float32 operations element by element.
+# serve a stack of M models (model/ensemble.py: hyperparameters are (M, 1)
+# float32 tensors, buffers (M, P)) and one model under µP (per-element learning
+# rates) or SGD. One model under Adam or AdamW takes torch's fused kernel
+# instead, the same update in one pass (to float32 rounding).
 
 
 def adam_coefficients(lr, t: int, beta1, beta2, eps, weight_decay, decoupled: bool) -> dict:
