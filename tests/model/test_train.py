@@ -12,7 +12,9 @@ from model.train import (
     FlatParams,
     Optimizer,
     TrainConfig,
+    EVAL_CHUNK,
     backward,
+    evaluate,
     fast_forward,
     has_written_backward,
     load_checkpoint,
@@ -101,6 +103,18 @@ def test_fast_forward_default_within_1e6():
     x = torch.randint(0, 64, (32, 16), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         assert (fast_forward(params.leaves, x, model.cfg) - model(x)).abs().max().item() < 1e-6
+
+
+def test_evaluation_in_chunks_is_the_decoders_mean_loss():
+    torch.manual_seed(0)
+    model = Decoder(ModelConfig())
+    params = FlatParams(model)
+    n = 2 * EVAL_CHUNK + 7  # two whole chunks and a short one
+    gen = torch.Generator().manual_seed(3)
+    x, y = (torch.randint(0, 64, (n, 16), generator=gen) for _ in range(2))
+    with torch.no_grad():
+        expected = cross_entropy(model(x).double(), y).item()
+    assert abs(evaluate(params.leaves, x, y, model.cfg) - expected) < 1e-6
 
 
 def test_flat_buffer_is_the_models_weights_and_gradients_match_autograd():
