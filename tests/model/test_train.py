@@ -80,16 +80,21 @@ def test_config_is_checked():
 # -- the fused forward and the flat buffers ----------------------------------------
 
 
+def _large_weights_model(cfg: ModelConfig) -> tuple[Decoder, FlatParams]:
+    """A seeded Decoder with its weights scaled up 20x (attention far from uniform) and its flat buffer."""
+    torch.manual_seed(0)
+    model = Decoder(cfg)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(20.0)
+    return model, FlatParams(model)
+
+
 @pytest.mark.parametrize(
     "cfg", VARIANTS, ids=lambda c: f"{c.norm}-{c.norm_kind}-qk{int(c.qk_norm)}-L{c.n_layers}-{c.param}"
 )
 def test_fast_forward_matches_the_decoder(cfg):
-    torch.manual_seed(0)
-    model = Decoder(cfg)
-    with torch.no_grad():
-        for p in model.parameters():  # larger weights: attention far from uniform
-            p.mul_(20.0)
-    params = FlatParams(model)
+    model, params = _large_weights_model(cfg)
     x = torch.randint(0, cfg.vocab, (8, cfg.context), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         ours, theirs = fast_forward(params.leaves, x, cfg), model(x)
@@ -147,12 +152,7 @@ def test_written_backward_is_as_exact_as_autograd(cfg, short):
     # against float64 autograd (the true gradient to ~1e-16), the written-out float32 backward
     # must be as close as float32 autograd is: the same sums, only in another order
     assert len(WRITTEN) >= 4
-    torch.manual_seed(0)
-    model = Decoder(cfg)
-    with torch.no_grad():
-        for p in model.parameters():  # larger weights: attention far from uniform
-            p.mul_(20.0)
-    params = FlatParams(model)
+    model, params = _large_weights_model(cfg)
     T = cfg.context - 3 if short else cfg.context
     gen = torch.Generator().manual_seed(1)
     x, y = (torch.randint(0, cfg.vocab, (32, T), generator=gen) for _ in range(2))
