@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import yaml
 
-from .deck import Deck
 from .bind import bind_deck, slide_sources
+from .deck import Deck
 from .errors import Diagnostic, SlidegenError
 from .figures import FigureRenderer
 from .media import resolve_media

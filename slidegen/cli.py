@@ -11,8 +11,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .cmd_run import add_run_parser, cmd_run
 from .errors import SlidegenError, UsageError, display_path

@@ -133,8 +133,8 @@ def add_citations(project: Project, changes: list[Change]) -> list[Change]:
     if not changes:
         return changes
     from .check import citations_of
-    from .runner import Change
     from .parse import parse_deck
+    from .runner import Change
 
     cited = citations_of(project.root)
     starts: dict[str, list[int]] = {}

@@ -305,6 +305,66 @@ class Deck:
         return None
 
 
+# --------------------------------------------------------------------------- the deck index
+
+
+@dataclass(frozen=True)
+class SlideEntry:
+    """One slide as other slides and decks see it: its number, id and title."""
+
+    number: int
+    """1-based slide number (``Slide.index``)."""
+    id: str | None
+    title: str
+    line: int
+    """1-based source line where the slide starts."""
+
+
+@dataclass(frozen=True)
+class DeckEntry:
+    """One deck of the project as the index page, links and the checker see it."""
+
+    path: Path
+    title: str
+    headmatter: dict[str, Any]
+    slides: tuple[SlideEntry, ...]
+
+    @property
+    def slug(self) -> str:
+        return self.path.stem
+
+    def slide(self, slide_id: str) -> SlideEntry | None:
+        """The slide whose ``id`` is ``slide_id``, if any."""
+        for entry in self.slides:
+            if entry.id == slide_id:
+                return entry
+        return None
+
+
+@dataclass(frozen=True)
+class DeckIndex:
+    """Every deck of a build, by file name: built once per build and handed to every writer and to ``check``.
+
+    Links between decks (``NN-slug.md#id``) resolve through it; nothing after the parser reads a source file.
+    """
+
+    decks: tuple[DeckEntry, ...] = ()
+
+    def deck(self, name: str) -> DeckEntry | None:
+        """The deck named ``name``: its file name (``01-x.md``) or slug (``01-x``)."""
+        stem = name[: -len(".md")] if name.endswith(".md") else name
+        for entry in self.decks:
+            if entry.slug == stem:
+                return entry
+        return None
+
+    def slide_number(self, name: str, slide_id: str) -> int | None:
+        """The number of slide ``slide_id`` in deck ``name``, or ``None`` when either is unknown."""
+        entry = self.deck(name)
+        slide = entry.slide(slide_id) if entry else None
+        return slide.number if slide else None
+
+
 def walk_inlines(nodes: tuple[Inline, ...]):
     """Yield every inline in ``nodes``, depth first."""
     for node in nodes:

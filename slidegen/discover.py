@@ -29,7 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SlidegenError, UsageError
-from .loader import digest_bytes, digest_files, import_project_module, local_dependencies, module_file, module_name, project_imports
+from .loader import (
+    digest_bytes,
+    digest_files,
+    import_project_module,
+    local_dependencies,
+    module_file,
+    module_name,
+    project_imports,
+)
 from .project import Project
 
 FINGERPRINT_FORMAT = 1
@@ -207,7 +215,7 @@ def _import_modules(root: Path, paths: list[Path]) -> dict[str, list[dict[str, A
                 raise
             except Exception as error:
                 raise _located(error, root / rel) from error
-        for exp in getattr(registry, "REGISTRY").values():
+        for exp in registry.REGISTRY.values():
             rel = names.get(exp.module)
             if rel is None:
                 continue

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from . import theme
+from .atomic import atomic_write
 from .errors import Diagnostic, SlidegenError, UsageError
 from .loader import digest_bytes, digest_files, import_project_module, local_dependencies, module_name, project_imports
 from .project import Project
-from .atomic import atomic_write
 from .runstore import RunRecord, run_path
 
 DPI = 200
@@ -133,7 +133,7 @@ def discover_figures(project: Project) -> dict[str, FigureInfo]:
             except Exception as error:
                 raise _located(error, path, f"cannot import figures: {type(error).__name__}: {error}") from error
         files = {module_name(root, path): path for path in paths}
-        for spec in getattr(registry, "FIGURES").values():
+        for spec in registry.FIGURES.values():
             path = files.get(spec.module)
             if path is None:
                 continue

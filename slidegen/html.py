@@ -32,6 +32,7 @@ from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from . import theme
+from .atomic import atomic_write
 from .deck import (
     Block,
     BulletList,
@@ -61,7 +62,6 @@ from .deck import (
     Table,
     Text,
 )
-from .atomic import atomic_write
 from .errors import UsageError
 
 ASSETS_DIR = "assets"

@@ -9,9 +9,9 @@ raster (PNG or JPEG) for PowerPoint. A missing file is an error at the line that
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
 from .errors import SlidegenError

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import html_sample_deck
 import pytest
+from needs import missing
 
 from slidegen import html
 from slidegen.pdf import CHROMIUM_ARGS
-
-import html_sample_deck
-from needs import missing
 
 pytestmark = pytest.mark.browser
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fake_project
 import pytest
 
 from slidegen import theme
@@ -15,8 +16,6 @@ from slidegen.errors import SlidegenError
 from slidegen.figures import FigureRenderer, figure_names
 from slidegen.project import Project
 from slidegen.runstore import RunRecord, run_path
-
-import fake_project
 
 
 def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers load by path

@@ -6,13 +6,11 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import html_sample_deck as sample_deck
 import pytest
 
 from slidegen import html, theme
 from slidegen.deck import CodeBlock, Deck, Paragraph, Slide, Text
-
-import html_sample_deck as sample_deck
-
 
 kitchen_sink_deck, png = sample_deck.kitchen_sink_deck, sample_deck.png
 

@@ -11,11 +11,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pptx_sample_deck
 import pytest
 
 from slidegen.pptx import write_deck
-
-import pptx_sample_deck
 
 pytestmark = pytest.mark.office
 

@@ -15,12 +15,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from needs import missing
 
 from slidegen import pdf
 from slidegen.cli import main
 from slidegen.parse import parse_deck
-
-from needs import missing
 
 FIXTURES = Path(__file__).parent / "fixtures" / "decks"
 SMALL = """\

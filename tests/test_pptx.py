@@ -6,6 +6,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+import pptx_sample_deck as helper
 import pytest
 from pptx import Presentation
 from pptx.enum.shapes import PP_PLACEHOLDER
@@ -15,8 +16,6 @@ from slidegen import theme
 from slidegen.errors import SlidegenError
 from slidegen.pptx import layout, omml, texmath, write_deck
 from slidegen.pptx.model import Equation, Picture, Table, TextBox
-
-import pptx_sample_deck as helper
 
 M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
@@ -66,8 +65,8 @@ def test_every_shape_lies_on_the_slide(built):
     for slide in model.slides:
         for shape in slide.shapes:
             box = shape.box
-            assert 0 <= box.x and box.right <= model.width, (slide.index, shape)
-            assert 0 <= box.y and box.bottom <= model.height, (slide.index, shape)
+            assert box.x >= 0 and box.right <= model.width, (slide.index, shape)
+            assert box.y >= 0 and box.bottom <= model.height, (slide.index, shape)
 
 
 def test_titles_go_to_the_placeholder_and_leave_the_body(built):

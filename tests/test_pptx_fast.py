@@ -9,14 +9,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pptx_sample_deck as helper
 import pytest
 from pptx import Presentation
 
 from slidegen import deck as d
 from slidegen.pptx import cache, image_sizes, layout, render, write_deck
 from slidegen.pptx.cache import MathCache
-
-import pptx_sample_deck as helper
 
 
 def test_save_writes_the_items_python_pptx_writes(tmp_path):

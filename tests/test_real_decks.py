@@ -11,14 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from needs import missing
 from pptx import Presentation
 
 from slidegen.build import build
 from slidegen.parse import parse_deck
 from slidegen.pdf import CHROMIUM_ARGS
 from slidegen.project import Project
-
-from needs import missing
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = Project(ROOT)

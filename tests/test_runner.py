@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import fake_project
 import pytest
 
 from slidegen.cmd_run import add_citations, add_run_parser, cmd_run, print_report
@@ -28,8 +29,6 @@ from slidegen.project import Project
 from slidegen.results import Result, Results
 from slidegen.runner import Store, run_experiments, select
 from slidegen.runstore import RunRecord, compact
-
-import fake_project
 
 
 def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers load by path

@@ -8,8 +8,8 @@ math is converted once and kept by :class:`slidegen.pptx.cache.MathCache`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from slidegen.atomic import atomic_write
 from slidegen.deck import Deck

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from slidegen.atomic import atomic_write
@@ -106,7 +106,7 @@ def _key(*parts: object) -> str:
     return hashlib.sha256("\0".join(str(p) for p in parts).encode("utf-8")).hexdigest()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _version(module: str, dist: str | None = None) -> str:
     """The installed version of ``module``'s distribution, without importing it.
 
@@ -129,7 +129,8 @@ def _version(module: str, dist: str | None = None) -> str:
             version = name[len(prefix):-len(".dist-info")]
             if "-" not in version:
                 return version
-    from importlib.metadata import PackageNotFoundError, version as metadata_version
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as metadata_version
 
     try:
         return metadata_version(dist or module)

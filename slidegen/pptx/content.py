@@ -8,9 +8,10 @@ figures). :mod:`slidegen.pptx.layout` measures and places them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Callable, Union
+from typing import Union
 
 from pptx.util import Pt
 

@@ -11,8 +11,8 @@ text shrinks down to the floors of :meth:`Sizes.at`); a slide that still overflo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Callable, Mapping
 
 from pptx.util import Emu, Inches, Pt
 
@@ -21,10 +21,20 @@ from slidegen import theme
 from slidegen.errors import Diagnostic, display_path
 from slidegen.pptx import texmath
 from slidegen.pptx.cache import MathCache
-from slidegen.pptx.content import (CodeItem, Context, FigureItem, Flow, Item, MathItem, Sizes,
-                                   TableItem, flatten, notes_lines, runs)
-from slidegen.pptx.model import (Box, Equation, Para, Picture, PresentationModel, Run, Shape,
-                                 SlideModel, Table, TextBox)
+from slidegen.pptx.content import (
+    CodeItem,
+    Context,
+    FigureItem,
+    Flow,
+    Item,
+    MathItem,
+    Sizes,
+    TableItem,
+    flatten,
+    notes_lines,
+    runs,
+)
+from slidegen.pptx.model import Box, Equation, Para, Picture, PresentationModel, Run, Shape, SlideModel, Table, TextBox
 
 HEIGHT = Inches(theme.HEIGHT_IN)
 WIDTH = Emu(HEIGHT * 16 // 9)  # 12192000 EMU, PowerPoint's own 16:9 (13.333 in)

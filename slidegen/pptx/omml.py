@@ -16,10 +16,10 @@ handed relationship ids and never create parts.
 from __future__ import annotations
 
 import hashlib
-
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 from lxml import etree
 from pptx.oxml import parse_xml
@@ -457,7 +457,7 @@ def content_types(defaults: Iterable[tuple[str, str]], overrides: Iterable[tuple
     """``[Content_Types].xml`` as python-pptx writes it: (extension, type) and (part name, type) pairs, in order."""
     items = "".join(f'<Default Extension="{_attr(ext)}" ContentType="{_attr(kind)}"/>' for ext, kind in defaults)
     items += "".join(f'<Override PartName="{_attr(name)}" ContentType="{_attr(kind)}"/>' for name, kind in overrides)
-    return (f'{_DECLARATION}<Types xmlns="{CONTENT_TYPES}">{items}</Types>').encode("utf-8")
+    return (f'{_DECLARATION}<Types xmlns="{CONTENT_TYPES}">{items}</Types>').encode()
 
 
 def _guid(seed: str) -> str:

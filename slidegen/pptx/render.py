@@ -10,9 +10,9 @@ placeholders, tables, pictures, equations) are written as XML text by
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Mapping
 from io import BytesIO
 from pathlib import Path
-from typing import Mapping
 
 from pptx import Presentation
 from pptx.opc.constants import CONTENT_TYPE as CT

@@ -9,10 +9,10 @@ import torch
 
 from model.decoder import Decoder, ModelConfig, cross_entropy
 from model.train import (
+    EVAL_CHUNK,
     FlatParams,
     Optimizer,
     TrainConfig,
-    EVAL_CHUNK,
     backward,
     evaluate,
     fast_forward,
