@@ -15,8 +15,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import needs
 import pytest
 
+from slidegen import pdf
 from slidegen import serve as serve_module
 from slidegen.build import build
 from slidegen.cli import main
@@ -244,14 +246,7 @@ def test_ctrl_c_stops_cleanly(project: Project) -> None:
 @pytest.mark.browser
 def test_the_open_page_reloads_at_the_same_slide(preview: Preview, project: Project) -> None:
     """In Chromium: the injected script hears the reload and reveal.js comes back on slide 2."""
-    from slidegen import pdf
-
-    try:
-        chromium = pdf.check_available()
-    except pdf.ChromiumMissing as error:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"{error} (CI is set, so the browser tests must run)")
-        pytest.skip(str(error))
+    chromium = needs.chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
