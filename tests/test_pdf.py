@@ -163,3 +163,41 @@ def test_missing_chromium_says_how_to_install_it(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("SLIDEGEN_CHROMIUM", str(tmp_path / "no-such-browser"))
     assert main(["build", "--to", "pdf"]) == 2
     assert "SLIDEGEN_CHROMIUM" in capsys.readouterr().err
+
+
+def _executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_find_chromium_looks_at_the_variable_then_path_then_the_usual_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lookup the PDF writer and the browser tests share; no browser needed."""
+    on_path = _executable(tmp_path / "bin" / "chromium-browser")
+    usual = _executable(tmp_path / "usr" / "lib" / "chromium" / "chromium")
+    configured = _executable(tmp_path / "mine" / "chrome")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setattr(pdf, "CHROMIUM_PATHS", (tmp_path / "nothing-here", usual))
+    monkeypatch.setenv("SLIDEGEN_CHROMIUM", str(configured))
+    assert pdf.find_chromium() == configured
+    assert pdf.check_available() == configured
+    monkeypatch.delenv("SLIDEGEN_CHROMIUM")
+    assert pdf.find_chromium() == on_path
+    on_path.unlink()
+    assert pdf.find_chromium() == usual
+    usual.chmod(0o644)  # not executable: not a browser
+    assert pdf.find_chromium() is None
+    with pytest.raises(pdf.ChromiumMissing, match="Chromium not found.*apt-get install chromium"):
+        pdf.require_chromium()
+
+
+def test_a_set_variable_that_is_no_browser_is_not_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _executable(tmp_path / "bin" / "chromium")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("SLIDEGEN_CHROMIUM", str(tmp_path / "no-such-browser"))
+    assert pdf.find_chromium() is None  # the setting wins: no silent fall-back to another browser
+    with pytest.raises(pdf.ChromiumMissing, match=r"SLIDEGEN_CHROMIUM=.*no-such-browser is not an executable file"):
+        pdf.require_chromium()
