@@ -24,10 +24,14 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .atomic import atomic_write
 from .deck import Deck
 from .errors import Diagnostic, UsageError, display_path
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, Playwright
 
 #: Where we look for the browser: $SLIDEGEN_CHROMIUM, then these names on $PATH, then these paths.
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
@@ -127,21 +131,34 @@ class ChromiumMissing(UsageError):
     """No Chromium (or no Playwright) to print with: a set-up problem, exit 2."""
 
 
-def find_chromium() -> Path:
-    """The Chromium binary to print with; :class:`ChromiumMissing` says how to install it."""
+def find_chromium() -> Path | None:
+    """The Chromium binary to use, or None: ``$SLIDEGEN_CHROMIUM`` when it is set (and nothing else
+    then), else the first of :data:`CHROMIUM_NAMES` on ``$PATH``, else the first of :data:`CHROMIUM_PATHS`."""
     configured = os.environ.get("SLIDEGEN_CHROMIUM")
     if configured:
-        path = Path(configured)
-        if path.is_file() and os.access(path, os.X_OK):
-            return path
-        raise ChromiumMissing(f"SLIDEGEN_CHROMIUM={configured} is not an executable file. {_INSTALL_HINT}")
+        return Path(configured) if _executable(Path(configured)) else None
     for name in CHROMIUM_NAMES:
         found = shutil.which(name)
         if found:
             return Path(found)
     for path in CHROMIUM_PATHS:
-        if path.is_file() and os.access(path, os.X_OK):
+        if _executable(path):
             return path
+    return None
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def require_chromium() -> Path:
+    """:func:`find_chromium`'s answer; :class:`ChromiumMissing`, saying how to install it, when there is none."""
+    chromium = find_chromium()
+    if chromium is not None:
+        return chromium
+    configured = os.environ.get("SLIDEGEN_CHROMIUM")
+    if configured:
+        raise ChromiumMissing(f"SLIDEGEN_CHROMIUM={configured} is not an executable file. {_INSTALL_HINT}")
     raise ChromiumMissing(f"Chromium not found. {_INSTALL_HINT}")
 
 
@@ -159,7 +176,7 @@ def require_playwright() -> None:
 
 def check_available() -> Path:
     """Everything printing needs is there; returns the Chromium binary. Call before building."""
-    chromium = find_chromium()
+    chromium = require_chromium()
     require_playwright()
     return chromium
 
@@ -178,22 +195,22 @@ class Printer:
 
     def __init__(self, chromium: Path | None = None) -> None:
         self.chromium = chromium or check_available()
-        self._playwright = None
-        self._browser = None
-        self._page = None
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._page: Page | None = None
 
     def __enter__(self) -> Printer:
         from playwright.sync_api import sync_playwright
 
-        self._playwright = sync_playwright().start()
+        playwright = sync_playwright().start()
         try:
-            self._browser = self._playwright.chromium.launch(
+            self._browser = playwright.chromium.launch(
                 executable_path=str(self.chromium), args=list(CHROMIUM_ARGS), headless=True
             )
         except Exception as error:
-            self._playwright.stop()
-            self._playwright = None
+            playwright.stop()
             raise ChromiumMissing(f"could not start {self.chromium}: {error}. {_INSTALL_HINT}") from None
+        self._playwright = playwright
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -205,10 +222,10 @@ class Printer:
             self._playwright.stop()
             self._playwright = None
 
-    def _open_page(self):
+    def _open_page(self, browser: Browser) -> Page:
         """The one tab every deck is printed in: reusing it halves the time per deck."""
         if self._page is None:
-            context = self._browser.new_context(viewport={"width": SLIDE_WIDTH_PX, "height": SLIDE_HEIGHT_PX})
+            context = browser.new_context(viewport={"width": SLIDE_WIDTH_PX, "height": SLIDE_HEIGHT_PX})
             context.add_init_script(_READY_FLAG)
             self._page = context.new_page()
             self._page.set_default_timeout(TIMEOUT_MS)
@@ -226,7 +243,7 @@ class Printer:
         """
         if self._browser is None:
             raise RuntimeError("Printer is not open: use it in a with statement")
-        page = self._open_page()
+        page = self._open_page(self._browser)
         try:
             page.goto(print_url(html), wait_until="domcontentloaded")
             page.wait_for_function(_PAGES_READY)

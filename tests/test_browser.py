@@ -1,7 +1,7 @@
 """Built decks in Debian's headless Chromium: offline, no errors, every slide fits, clicks work.
 
-Skipped with a reason when /usr/bin/chromium (or Playwright) is missing, unless CI is set:
-then a missing browser is a failure.
+The browser is the one the product prints with (:func:`slidegen.pdf.find_chromium`). Skipped with
+a reason when it (or Playwright) is missing, unless CI is set: then a missing browser is a failure.
 """
 
 from __future__ import annotations
@@ -9,27 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import html_sample_deck
+import needs
 import pytest
-from needs import missing
 
 from slidegen import html
+from slidegen.media import image_refs
+from slidegen.parse import parse_deck
 from slidegen.pdf import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 SAMPLE = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
 
 
 def _sample_deck(tmp: Path):
-    """The parser's fixture deck with stand-in pictures for its figures, or None before it exists."""
-    try:
-        from slidegen.media import image_refs
-        from slidegen.parse import parse_deck
-    except ImportError:
-        return None
-    if not SAMPLE.is_file():
-        return None
+    """The parser's fixture deck with stand-in pictures for its figures."""
     deck = parse_deck(SAMPLE)
     media = {}
     for src, _line in image_refs(deck):
@@ -45,10 +39,7 @@ def site(tmp_path_factory):
     """Every test deck built into one output folder: {slug: (deck, file)}."""
     src = tmp_path_factory.mktemp("src")
     out = tmp_path_factory.mktemp("html")
-    decks = [html_sample_deck.kitchen_sink_deck(src)]
-    sample = _sample_deck(src)
-    if sample is not None:
-        decks.append(sample)
+    decks = [html_sample_deck.kitchen_sink_deck(src), _sample_deck(src)]
     html.copy_assets(out)
     built = {deck.slug: (deck, html.write_deck(deck, out, media)) for deck, media in decks}
     html.write_index([deck for deck, _ in built.values()], out)
@@ -57,14 +48,11 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    if not CHROMIUM.exists():
-        missing(f"{CHROMIUM} not found (Debian package `chromium`)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("Python package playwright is not installed (pip install -e '.[dev]')")
+    executable = needs.chromium()
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS), headless=True)
+        chromium = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
         yield chromium
         chromium.close()
 

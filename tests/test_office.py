@@ -5,34 +5,23 @@ Skipped with a reason when ``soffice`` is missing, unless CI is set: then it fai
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pptx_sample_deck
 import pytest
+from needs import tool
 
 from slidegen.pptx import write_deck
 
 pytestmark = pytest.mark.office
 
 
-def _need(tool: str, package: str) -> str:
-    path = shutil.which(tool)
-    if path:
-        return path
-    reason = f"{tool} not found (Debian package {package})"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{reason}; CI is set, so the LibreOffice tests must run")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def pdf(tmp_path_factory) -> tuple[Path, int, list[str]]:
     """The hand-built deck written as PPTX and converted by LibreOffice; (pdf, slides, titles)."""
-    soffice = _need("soffice", "libreoffice-impress")
+    soffice = tool("soffice", "libreoffice-impress")
     tmp = tmp_path_factory.mktemp("office")
     deck, media = pptx_sample_deck.every_feature_deck(tmp)
     pptx = tmp / "deck.pptx"
@@ -46,17 +35,18 @@ def pdf(tmp_path_factory) -> tuple[Path, int, list[str]]:
 
 def test_one_page_per_slide(pdf):
     path, slides, _ = pdf
-    info = subprocess.run([_need("pdfinfo", "poppler-utils"), str(path)], check=True, capture_output=True,
+    info = subprocess.run([tool("pdfinfo", "poppler-utils"), str(path)], check=True, capture_output=True,
                           text=True).stdout
     assert int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1)) == slides
 
 
 def test_titles_and_equations_are_on_their_pages(pdf):
     path, _, titles = pdf
-    text = subprocess.run([_need("pdftotext", "poppler-utils"), "-layout", str(path), "-"], check=True,
+    text = subprocess.run([tool("pdftotext", "poppler-utils"), "-layout", str(path), "-"], check=True,
                           capture_output=True, text=True).stdout
-    pages = text.split("\f")
-    for page, title in zip(pages, titles):
+    *pages, after = text.split("\f")  # pdftotext ends every page with a form feed
+    assert after.strip() == ""
+    for page, title in zip(pages, titles, strict=True):
         assert title.replace("  ", " ") in " ".join(page.split()) if title else True, (title, page)
     assert "log" in pages[4]  # the equation on slide 5 was drawn, not left blank
     assert "5,376" in pages[8]

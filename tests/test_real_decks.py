@@ -1,17 +1,17 @@
 """The project's own decks, built from the committed results: they build, fit, open offline
 in Chromium without errors, and convert in LibreOffice to one page per slide.
 
-Browser and office checks skip with a reason when their tool is missing, unless CI is set.
+Browser and office checks skip with a reason when their tool is missing, unless CI is set (the
+browser is the one the product prints with: :func:`slidegen.pdf.find_chromium`).
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
+import needs
 import pytest
-from needs import missing
 from pptx import Presentation
 
 from slidegen.build import build
@@ -21,14 +21,13 @@ from slidegen.project import Project
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = Project(ROOT)
-DECKS = [p for p in PROJECT.deck_paths()]
-CHROMIUM = Path("/usr/bin/chromium")
-
-pytestmark = pytest.mark.skipif(not DECKS, reason="the project has no decks yet")
+DECKS = list(PROJECT.deck_paths())
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
+    if not DECKS:
+        needs.missing("the project has no decks yet")
     out = tmp_path_factory.mktemp("build")
     report = build(PROJECT, formats=("html", "pptx"), out=out)
     assert not report.diagnostics, [str(d) for d in report.diagnostics]  # no error, and no warning either
@@ -42,7 +41,7 @@ def test_every_deck_has_notes_on_every_slide(built: Path) -> None:
         assert not silent, f"{path.name}: slides without speaker notes: {silent}"
         prs = Presentation(str(built / "pptx" / f"{deck.slug}.pptx"))
         assert len(prs.slides) == len(deck.slides)
-        for slide, pptx_slide in zip(deck.slides, prs.slides):
+        for slide, pptx_slide in zip(deck.slides, prs.slides, strict=True):
             notes = pptx_slide.notes_slide.notes_text_frame.text
             assert notes.strip(), f"{path.name} slide {slide.index}: empty notes pane"
             if "{{" in slide.content:
@@ -50,19 +49,17 @@ def test_every_deck_has_notes_on_every_slide(built: Path) -> None:
 
 
 def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> None:
-    if not CHROMIUM.exists():
-        missing("Debian's chromium is not installed (apt-get install chromium)")
-    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = needs.chromium()
+    from playwright.sync_api import sync_playwright
+
     problems: list[str] = []
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=list(CHROMIUM_ARGS),
-        )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=list(CHROMIUM_ARGS))
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("request", lambda r: None if r.url.split(":", 1)[0] in ("file", "data") else problems.append(f"request: {r.url}"))
+        page.on("request", lambda r: None if r.url.split(":", 1)[0] in ("file", "data")
+                else problems.append(f"request: {r.url}"))
         for path in DECKS:
             page.goto((built / "html" / f"{path.stem}.html").as_uri())
             page.wait_for_function("window.Reveal && Reveal.isReady()")
@@ -78,10 +75,8 @@ def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> 
 
 
 def test_powerpoint_converts_to_one_page_per_slide(built: Path, tmp_path: Path) -> None:
-    soffice = shutil.which("soffice")
-    pdfinfo = shutil.which("pdfinfo")
-    if not soffice or not pdfinfo:
-        missing("LibreOffice or poppler-utils is missing (apt-get install libreoffice-impress poppler-utils)")
+    soffice = needs.tool("soffice", "libreoffice-impress")
+    pdfinfo = needs.tool("pdfinfo", "poppler-utils")
     for path in DECKS:
         pptx = built / "pptx" / f"{path.stem}.pptx"
         subprocess.run(

@@ -15,15 +15,27 @@ import time
 import urllib.request
 from pathlib import Path
 
+import needs
 import pytest
 
+from slidegen import pdf, theme
 from slidegen import serve as serve_module
 from slidegen.build import build
 from slidegen.cli import main
-from slidegen.errors import UsageError
+from slidegen.errors import Diagnostic, UsageError
 from slidegen.project import Project
 from slidegen.results import Result, Results
-from slidegen.serve import Preview, check_host, is_loopback
+from slidegen.serve import (
+    EventHub,
+    Preview,
+    changed_files,
+    check_host,
+    error_page,
+    inject_live_script,
+    is_loopback,
+    snapshot,
+)
+from slidegen.serve.address import browser_url
 
 DECK = """\
 ---
@@ -244,14 +256,7 @@ def test_ctrl_c_stops_cleanly(project: Project) -> None:
 @pytest.mark.browser
 def test_the_open_page_reloads_at_the_same_slide(preview: Preview, project: Project) -> None:
     """In Chromium: the injected script hears the reload and reveal.js comes back on slide 2."""
-    from slidegen import pdf
-
-    try:
-        chromium = pdf.check_available()
-    except pdf.ChromiumMissing as error:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"{error} (CI is set, so the browser tests must run)")
-        pytest.skip(str(error))
+    chromium = needs.chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -272,3 +277,65 @@ def test_the_open_page_reloads_at_the_same_slide(preview: Preview, project: Proj
             assert "Seen after the reload." in page.evaluate("Reveal.getCurrentSlide().innerText")
         finally:
             browser.close()
+
+
+# --------------------------------------------------------------------------- the parts, one by one
+
+
+def test_the_error_page_is_the_template_in_the_themes_colours(project: Project) -> None:
+    page = error_page(project.decks_dir / "01-served.md",
+                      [Diagnostic("decks/01-served.md", 3, 4, "unknown layout '<b>odd</b>'"), "plain & string"])
+    assert page.startswith("<!doctype html>\n") and page.endswith("</html>\n")
+    assert "<title>Error in decks/01-served.md</title>" in page
+    assert "<h1>decks/01-served.md does not build</h1>" in page
+    style = page[page.index("<style>"):page.index("</style>")]
+    assert f"body {{ margin: 0; background: {theme.BACKGROUND}; color: {theme.TEXT}; font-family: {theme.SANS_CSS};" \
+        in style  # the font list's quotes are not escaped inside <style>
+    assert f"font-family: {theme.MONO_CSS};" in style and f"background: {theme.CODE_BACKGROUND};" in style
+    assert f"p {{ color: {theme.MUTED}; }}" in style and f"a {{ color: {theme.ACCENT}; }}" in style
+    assert '<ul class="problems">\n<li><code>decks/01-served.md:3:4: error: unknown layout '\
+        '&#39;&lt;b&gt;odd&lt;/b&gt;&#39;</code></li>\n<li><code>plain &amp; string</code></li>\n</ul>' in page
+    assert '<a href="index.html">All decks</a>' in page
+
+
+def test_the_live_script_goes_before_the_last_body_end() -> None:
+    script = serve_module.LIVE_SCRIPT.encode()
+    assert inject_live_script(b"<body>a</body> x </BODY>") == b"<body>a</body> x " + script + b"</BODY>"
+    assert inject_live_script(b"<p>no body</p>") == b"<p>no body</p>" + script
+    assert b'new EventSource("' + serve_module.EVENTS_PATH.encode() + b'")' in script
+
+
+def test_the_event_hub_fans_out_and_closes() -> None:
+    hub = EventHub()
+    first, second = hub.subscribe(), hub.subscribe()
+    assert hub.listeners == 2
+    hub.publish("reload", {"pages": ["01-x.html"]})
+    assert first.get_nowait() == second.get_nowait() == ("reload", '{"pages": ["01-x.html"]}')
+    hub.unsubscribe(second)
+    hub.close()
+    assert first.get_nowait() is None and second.empty() and hub.listeners == 1
+    assert hub.subscribe().get_nowait() is None  # a stream opened after close ends at once
+
+
+def test_snapshots_see_added_changed_and_removed_files_but_not_editor_files(tmp_path: Path) -> None:
+    decks = tmp_path / "decks"
+    (decks / ".git").mkdir(parents=True)
+    (decks / "01-a.md").write_text("a", encoding="utf-8")
+    (decks / "02-b.md").write_text("b", encoding="utf-8")
+    for name in (".01-a.md.swp", "01-a.md~", "#01-a.md#", "x.tmp", ".git/index"):
+        (decks / name).write_text("editor", encoding="utf-8")
+    before = snapshot([decks, tmp_path / "missing"])
+    assert set(before) == {decks / "01-a.md", decks / "02-b.md"}
+    (decks / "01-a.md").write_text("a, edited", encoding="utf-8")
+    (decks / "02-b.md").unlink()
+    (decks / "03-c.md").write_text("c", encoding="utf-8")
+    (decks / "01-a.md~").write_text("editor again", encoding="utf-8")
+    assert changed_files(before, snapshot([decks])) == {decks / "01-a.md", decks / "02-b.md", decks / "03-c.md"}
+
+
+def test_the_url_of_a_wildcard_address_opens_on_this_machine() -> None:
+    assert browser_url("127.0.0.1", 8000) == "http://127.0.0.1:8000/"
+    assert browser_url("0.0.0.0", 8001) == "http://127.0.0.1:8001/"
+    assert browser_url("::", 8002) == "http://[::1]:8002/"
+    assert browser_url("::1", 8003) == "http://[::1]:8003/"
+    assert browser_url("[::1]", 8004) == "http://[::1]:8004/"

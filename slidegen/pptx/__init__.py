@@ -2,8 +2,9 @@
 
 Two steps, as Pandoc does it: :func:`slidegen.pptx.layout.build` decides every slide,
 shape, position and font size (pure, testable without XML); :func:`slidegen.pptx.render.render`
-draws that model with python-pptx. Raw XML lives in :mod:`slidegen.pptx.omml` only; display
-math is converted once and kept by :class:`slidegen.pptx.cache.MathCache`.
+draws that model with python-pptx. Raw XML lives in :mod:`slidegen.pptx.pml` and, for equations,
+:mod:`slidegen.pptx.omml` only; display math is converted once and kept by
+:class:`slidegen.pptx.cache.MathCache`.
 """
 
 from __future__ import annotations

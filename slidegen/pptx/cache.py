@@ -55,7 +55,8 @@ class MathCache:
         return xml
 
     def png(self, tex: str, size_pt: float, color: str) -> bytes:
-        """The fallback picture of ``tex`` (:func:`slidegen.pptx.texmath.render_png`); its pixel size is in its header."""
+        """The fallback picture of ``tex`` (:func:`slidegen.pptx.texmath.render_png`); its pixel size is in
+        its header."""
         key = _key("png", FORMAT, _version("matplotlib"), texmath.DPI, repr(float(size_pt)), color.lower(), tex)
         data = _memory.get(key)
         if isinstance(data, bytes):

@@ -4,7 +4,13 @@ Starts from python-pptx's default template, widened to 16:9, and picks its layou
 name (``Title Slide``, ``Title Only``, ``Blank``). python-pptx makes the package, the slide,
 notes and image parts and every relationship; each slide's shapes (text boxes, filled
 placeholders, tables, pictures, equations) are written as XML text by
-:class:`.omml.ShapeWriter` and parsed once: python-pptx's proxies are ten times slower.
+:class:`.pml.ShapeWriter` and parsed once: python-pptx's proxies are ten times slower.
+
+This module leans on python-pptx's internals, not only its public API: ``prs.part.add_slide``,
+``get_or_add_sldIdLst``, ``NotesSlidePart``, ``package.next_partname``, ``package.iter_parts``,
+``package._rels``, ``part.rels`` and ``opc.spec.default_content_types``. They are why
+pyproject.toml pins ``python-pptx>=1.0.2,<1.1``: check this module (and the byte-for-byte
+tests of :func:`save`) before raising that bound.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from pptx.slide import Slide, SlideLayout
 from pptx.util import Emu, Pt
 
 from slidegen import theme
-from slidegen.pptx import omml
+from slidegen.pptx import pml
 from slidegen.pptx.content import BULLETS
 from slidegen.pptx.layout import CELL_MARGIN_X, CELL_MARGIN_Y, INDENT
 from slidegen.pptx.model import Equation, Picture, PresentationModel, SlideModel, Table, TextBox
@@ -46,7 +52,7 @@ def render(model: PresentationModel, media: Mapping[str, Path]) -> PresentationT
     slots = {name: _placeholder_slots(layouts[name]) for name in {s.template_layout for s in model.slides}}
     slides = [_add_slide(prs, layouts[s.template_layout]) for s in model.slides]
     notes, images = _Notes(prs), _Images()
-    for spec, slide in zip(model.slides, slides):
+    for spec, slide in zip(model.slides, slides, strict=True):
         _draw_slide(spec, slide, slides, slots[spec.template_layout], media, images)
         lines = [*spec.notes, *spec.notes_footer]
         if lines:
@@ -61,7 +67,7 @@ def _widen(prs: PresentationType, width: int, height: int) -> None:
     k = width / prs.slide_width
     prs.slide_width, prs.slide_height = Emu(width), Emu(height)
     for owner in (prs.slide_master, *prs.slide_layouts):
-        omml.stretch_placeholders(owner.element.cSld.spTree, k)
+        pml.stretch_placeholders(owner.element.cSld.spTree, k)
 
 
 def _add_slide(prs: PresentationType, layout: SlideLayout) -> Slide:
@@ -77,7 +83,7 @@ def _add_slide(prs: PresentationType, layout: SlideLayout) -> Slide:
 
 def _placeholder_slots(layout: SlideLayout) -> dict[int, tuple[int, dict[str, str]]]:
     """Per placeholder idx of ``layout``: its position among the layout's placeholders and its ``p:ph`` attributes."""
-    found = omml.placeholders(layout.element.cSld.spTree)
+    found = pml.placeholders(layout.element.cSld.spTree)
     return {int(ph.get("idx", 0)): (order, ph) for order, ph in enumerate(found)}
 
 
@@ -103,10 +109,11 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
     would have copied them), then the others in the model's order; all parsed at once."""
     c_sld = slide.element.cSld
     if spec.background:
-        omml.set_background(c_sld, spec.background)
-    writer = omml.ShapeWriter(_Links(slide, slides), INDENT, BULLETS)
-    filled = sorted((s for s in spec.shapes if isinstance(s, TextBox) and s.placeholder),
-                    key=lambda s: slots[PLACEHOLDER_IDX[s.placeholder]][0])
+        pml.set_background(c_sld, spec.background)
+    writer = pml.ShapeWriter(_Links(slide, slides), INDENT, BULLETS)
+    ranked = sorted((slots[PLACEHOLDER_IDX[s.placeholder]][0], i, s) for i, s in enumerate(spec.shapes)
+                    if isinstance(s, TextBox) and s.placeholder)
+    filled = [s for _, _, s in ranked]
     others = [s for s in spec.shapes if not (isinstance(s, TextBox) and s.placeholder)]
     shapes: list[str] = []
     next_id = 2  # 1 is the shape tree itself
@@ -127,7 +134,7 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
             shapes.append(writer.equation(next_id, shape, r_id, descr))
             next_id += 1  # the fallback picture and the text box
         next_id += 1
-    omml.append_shapes(c_sld.spTree, shapes)
+    pml.append_shapes(c_sld.spTree, shapes)
 
 
 class _Images:
@@ -149,7 +156,7 @@ class _Images:
 
 
 class _Notes:
-    """Adds notes slides: python-pptx's parts and relationships, the XML from :func:`.omml.notes_slide`.
+    """Adds notes slides: python-pptx's parts and relationships, the XML from :func:`.pml.notes_slide`.
 
     ``slide.notes_slide`` would copy the notes master's placeholders through proxies and scan
     every part of the package for a free name: about 4 ms a slide.
@@ -165,14 +172,15 @@ class _Notes:
         master_part = self.prs.part.notes_master_part  # made from python-pptx's template on first use
         if self.placeholders is None:
             self.placeholders = []
-            for ph in omml.placeholders(master_part.notes_master.element.cSld.spTree):
+            for ph in pml.placeholders(master_part.notes_master.element.cSld.spTree):
                 kind = ph.get("type", "obj")
                 if kind in NOTES_PLACEHOLDERS:
                     self.placeholders.append((f"{NOTES_PLACEHOLDERS[kind]} {len(self.placeholders) + 1}", ph))
-            self.next_index = package.next_partname("/ppt/notesSlides/notesSlide%d.xml").idx
+            first = package.next_partname("/ppt/notesSlides/notesSlide%d.xml").idx
+            self.next_index = first if first is not None else 1
         partname = PackURI(f"/ppt/notesSlides/notesSlide{self.next_index}.xml")
         self.next_index += 1
-        part = NotesSlidePart(partname, CT.PML_NOTES_SLIDE, package, omml.notes_slide(self.placeholders, text))
+        part = NotesSlidePart(partname, CT.PML_NOTES_SLIDE, package, pml.notes_slide(self.placeholders, text))
         part.relate_to(master_part, RT.NOTES_MASTER)
         part.relate_to(slide.part, RT.SLIDE)
         slide.part.relate_to(part, RT.NOTES_SLIDE)
@@ -198,7 +206,7 @@ def save(prs: PresentationType) -> bytes:
     buffer = BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, strict_timestamps=False) as archive:
         archive.writestr(CONTENT_TYPES_URI.membername,
-                         omml.content_types(sorted(defaults.items()), sorted(overrides.items())))
+                         pml.content_types(sorted(defaults.items()), sorted(overrides.items())))
         # python-pptx keeps the package's own relationships private
         archive.writestr(PACKAGE_URI.rels_uri.membername, _rels_item(package._rels, PACKAGE_URI))
         for part in parts:
@@ -214,7 +222,7 @@ def _rels_item(rels, base: str) -> bytes:
     def order(r_id: str) -> tuple[int, str]:
         return (int(r_id[3:]) if r_id.startswith("rId") and r_id[3:].isdigit() else 0, r_id)
 
-    return omml.relationships(
+    return pml.relationships(
         (rel.rId, rel.reltype, rel.target_ref if rel.is_external else _relative(rel.target_partname, base),
          rel.is_external)
         for rel in sorted(rels.values(), key=lambda rel: order(rel.rId)))

@@ -38,8 +38,8 @@ STYLE_COMMANDS = {"mathrm", "mathbf", "mathit", "mathsf", "mathtt", "text", "tex
 ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303", "bar": "\u0304",
            "overline": "\u0305", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}
 IGNORED = {"left", "right", "big", "Big", "bigg", "Bigg", "displaystyle", "limits", "nolimits"}
-SUPERSCRIPTS = dict(zip("0123456789+-=()niT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵀ"))
-SUBSCRIPTS = dict(zip("0123456789+-=()aeoxhklmnpstij", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼ"))
+SUPERSCRIPTS = dict(zip("0123456789+-=()niT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵀ", strict=True))
+SUBSCRIPTS = dict(zip("0123456789+-=()aeoxhklmnpstij", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼ", strict=True))
 TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\s+|.", re.S)
 
 
@@ -156,13 +156,14 @@ def render_png(tex: str, size_pt: float, color: str = "#000000") -> bytes:
             return None
 
     tex = re.sub(r"\\frac(?![a-z])", r"\\dfrac", tex)  # Office draws display math: full-size fractions
-    rows = [draw(f"${tex}$")]
-    if rows[0] is None:
-        rows = []
+    drawn = [draw(f"${tex}$")]
+    if drawn[0] is None:  # line by line, each as math or else as text
+        drawn = []
         for row in re.sub(r"\\(begin|end)\{[a-z*]+\}(\{[^}]*\})?", "", tex).split("\\\\"):
             row = row.replace("&", "").strip()
-            rows.append(draw(f"${row}$") if draw(f"${row}$") is not None else draw(row.replace("$", r"\$")))
-    rows = [r for r in rows if r is not None and r.size]
+            image = draw(f"${row}$")
+            drawn.append(image if image is not None else draw(row.replace("$", r"\$")))
+    rows = [r for r in drawn if r is not None and r.size]
     pad, gap = 6, DPI // 10
     width = max(r.shape[1] for r in rows) + 2 * pad
     alpha = np.zeros((sum(r.shape[0] for r in rows) + gap * (len(rows) - 1) + 2 * pad, width), np.uint8)

@@ -1,0 +1,47 @@
+"""``slidegen serve``: live preview. Build to a temporary folder, serve it, rebuild on save, reload.
+
+One job per module:
+
+- :mod:`.address`: the HTML is served on 127.0.0.1 unless told otherwise: a host that is not a
+  loopback address must be asked for explicitly (``--host``; ``allow_remote=True`` here), or
+  :class:`Preview` refuses it.
+- :mod:`.watch`: ``decks/``, ``results/`` and ``figures/`` are polled every :data:`POLL_SECONDS`
+  (mtimes, sizes and inodes: stdlib only).
+- :mod:`.preview`: the HTML is built into a temporary folder (``build/`` is left alone). A changed
+  deck file rebuilds that deck; anything else (results.md, run data, figure code, pictures)
+  rebuilds every deck. The index is rewritten each time.
+- :mod:`.handler` and :mod:`.events`: served HTML pages get a few lines of script
+  (:data:`LIVE_SCRIPT`, added by the server to its responses, never written into the build) that
+  listen on the Server-Sent Events endpoint ``/__events``; a ``reload`` event naming the page
+  reloads it, and reveal.js's ``hash: true`` brings back the same slide.
+- :mod:`.errorpage`: a deck with an error is not fatal: its page becomes an error page
+  (``file:line:col``, the message, HTML-escaped; ``templates/error.html.j2``) that reloads like
+  the others once the file is fixed.
+"""
+
+from __future__ import annotations
+
+from slidegen.serve.address import DEFAULT_HOST, DEFAULT_PORT, check_host, is_loopback
+from slidegen.serve.errorpage import error_page
+from slidegen.serve.events import EventHub
+from slidegen.serve.handler import EVENTS_PATH, KEEPALIVE_SECONDS, LIVE_SCRIPT, inject_live_script
+from slidegen.serve.preview import Preview, serve
+from slidegen.serve.watch import POLL_SECONDS, changed_files, snapshot
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "EVENTS_PATH",
+    "KEEPALIVE_SECONDS",
+    "LIVE_SCRIPT",
+    "POLL_SECONDS",
+    "EventHub",
+    "Preview",
+    "changed_files",
+    "check_host",
+    "error_page",
+    "inject_live_script",
+    "is_loopback",
+    "serve",
+    "snapshot",
+]

@@ -1,0 +1,259 @@
+"""The preview itself: build into a temporary folder, serve it, rebuild what a save touches, tell the pages.
+
+:class:`Preview` ties the parts of :mod:`slidegen.serve` together; :func:`serve` is the command.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TextIO
+
+from slidegen.atomic import atomic_write
+from slidegen.errors import Diagnostic, SlidegenError, UsageError, display_path
+from slidegen.project import Project
+from slidegen.serve.address import DEFAULT_HOST, DEFAULT_PORT, browser_url, check_host, is_loopback
+from slidegen.serve.errorpage import error_page
+from slidegen.serve.events import EventHub
+from slidegen.serve.handler import Server
+from slidegen.serve.watch import POLL_SECONDS, Stamp, changed_files, snapshot
+
+
+class Preview:
+    """Builds, serves and watches one project; a context manager (``start`` ... ``close``).
+
+    ``host`` must be a loopback address unless ``allow_remote`` is true (the CLI sets it
+    only when ``--host`` is given). ``port=0`` picks a free port (see :attr:`port`).
+    """
+
+    def __init__(
+        self,
+        project: Project,
+        *,
+        host: str = DEFAULT_HOST,
+        port: int = DEFAULT_PORT,
+        allow_remote: bool = False,
+        interval: float = POLL_SECONDS,
+        log: TextIO | None = None,
+    ) -> None:
+        self.project = project
+        self.host = check_host(host, allow_remote)
+        self.requested_port = port
+        self.interval = interval
+        self.log = log if log is not None else sys.stderr
+        self.hub = EventHub()
+        self.errors: dict[Path, list[str]] = {}
+        self.builds = 0
+        self._tmp: Path | None = None
+        self._server: Server | None = None
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._seen: dict[Path, Stamp] = {}
+
+    # ------------------------------------------------------------------ life cycle
+
+    @property
+    def out(self) -> Path:
+        if self._tmp is None:
+            raise RuntimeError("the preview is not started")
+        return self._tmp
+
+    @property
+    def html_dir(self) -> Path:
+        return self.out / "html"
+
+    @property
+    def port(self) -> int:
+        return self._server.bound[1] if self._server else self.requested_port
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The address the server is bound to."""
+        if self._server is None:
+            raise RuntimeError("the preview is not started")
+        return self._server.bound
+
+    @property
+    def url(self) -> str:
+        return browser_url(self.host, self.port)
+
+    def start(self) -> Preview:
+        """Build every deck into a temporary folder and start serving it."""
+        self._tmp = Path(tempfile.mkdtemp(prefix="slidegen-serve-"))
+        try:
+            self._seen = snapshot(self.watched())
+            self.rebuild(None)
+            try:
+                self._server = Server((self.host, self.requested_port), self.hub, self.html_dir)
+            except OSError as error:
+                raise UsageError(
+                    f"cannot serve on {self.host}:{self.requested_port}: {error.strerror or error}"
+                    + (f"; try --port {self.requested_port + 1}" if self.requested_port else "")
+                ) from None
+            thread = threading.Thread(
+                target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, name="slidegen-http", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def watch_in_background(self) -> None:
+        """Poll for changes in a thread (the CLI polls in the main thread with :meth:`watch`)."""
+        thread = threading.Thread(target=self.watch, name="slidegen-watch", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def watch(self) -> None:
+        """Poll every :attr:`interval` seconds until :meth:`close`; Ctrl-C ends it too."""
+        while not self._stop.wait(self.interval):
+            self.poll()
+
+    def close(self) -> None:
+        """Stop watching and serving, end the event streams, remove the temporary folder."""
+        self._stop.set()
+        self.hub.close()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=5)
+        self._threads.clear()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> Preview:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ building
+
+    def watched(self) -> list[Path]:
+        root = self.project.root
+        return [self.project.decks_dir, root / "results", root / "figures"]
+
+    def decks_touched(self, changed: Iterable[Path]) -> list[Path] | None:
+        """The decks a change touches: a deck file itself, or ``None`` for every deck."""
+        decks: list[Path] = []
+        decks_dir = self.project.decks_dir.resolve()
+        for path in changed:
+            if path.suffix == ".md" and path.parent.resolve() == decks_dir:
+                decks.append(path)
+            else:
+                return None  # results, run data, figure code, pictures: any deck may show them
+        return sorted(set(decks))
+
+    def poll(self) -> list[str]:
+        """Look for changes once; rebuild what they touch. Returns the pages rebuilt."""
+        with self._lock:
+            now = snapshot(self.watched())
+            changed = changed_files(self._seen, now)
+            self._seen = now
+        if not changed:
+            return []
+        return self.rebuild(self.decks_touched(changed))
+
+    def rebuild(self, decks: list[Path] | None) -> list[str]:
+        """Rebuild ``decks`` (``None``: all) and the index, then tell the open pages.
+
+        Returns the names of the pages rebuilt (``01-x.html``, ``index.html``).
+        """
+        from slidegen import html
+        from slidegen.build import build, index_decks
+
+        with self._lock:
+            start = time.perf_counter()
+            targets = self.project.deck_paths() if decks is None else decks
+            present = [p for p in targets if p.is_file()]
+            pages = []
+            for gone in (p for p in targets if not p.is_file()):  # deleted: its page goes too
+                (self.html_dir / f"{gone.stem}.html").unlink(missing_ok=True)
+                self.errors.pop(gone.resolve(), None)
+                pages.append(f"{gone.stem}.html")
+            failures: dict[Path, list[str]] = {}
+            try:
+                if present:
+                    report = build(self.project, present, ("html",), self.out)
+                    written = {p.resolve() for p in report.written}
+                    for path in present:
+                        page = (self.html_dir / f"{path.stem}.html").resolve()
+                        if page not in written:
+                            failures[path] = _problems_of(path, report.diagnostics)
+                    for diagnostic in report.diagnostics:
+                        if diagnostic.severity != "error":
+                            print(diagnostic, file=self.log)
+                else:
+                    html.copy_assets(self.html_dir)
+                    html.write_index(index_decks(self.project, []), self.html_dir)
+            except SlidegenError as error:  # results.md itself, for instance: every deck shows it
+                failures = {path: [str(error.diagnostic)] for path in present}
+            except Exception as error:  # a bug must not stop the preview: show it on the page
+                traceback.print_exc(file=self.log)
+                failures = {path: [f"internal error while building: {type(error).__name__}: {error}"]
+                            for path in present}
+            for path in present:
+                pages.append(f"{path.stem}.html")
+                if path in failures:
+                    self.errors[path.resolve()] = failures[path]
+                    atomic_write(self.html_dir / f"{path.stem}.html", error_page(path, failures[path]))
+                    for line in failures[path]:
+                        print(line, file=self.log)
+                else:
+                    self.errors.pop(path.resolve(), None)
+            pages.append("index.html")
+            self.builds += 1
+            elapsed = time.perf_counter() - start
+        if present:
+            names = ", ".join(p.stem for p in present) if len(present) <= 3 else f"{len(present)} decks"
+            note = f" ({len(failures)} with errors)" if failures else ""
+            print(f"built {names} in {elapsed:.2f} s{note}", file=self.log)
+        self.hub.publish("reload", {"pages": pages})
+        return pages
+
+
+def _problems_of(path: Path, diagnostics: list[Diagnostic]) -> list[str]:
+    """The errors reported for ``path`` (all errors when none names it)."""
+    target = path.resolve()
+    mine = [d for d in diagnostics if d.severity == "error" and Path(d.path).resolve() == target]
+    if not mine:
+        mine = [d for d in diagnostics if d.severity == "error"]
+    return [str(d) for d in mine] or [f"{display_path(path)}: error: the deck was not built"]
+
+
+def serve(
+    project: Project,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    allow_remote: bool = False,
+    log: TextIO | None = None,
+) -> int:
+    """Serve ``project`` until Ctrl-C; the exit code (0)."""
+    log = log if log is not None else sys.stderr
+    preview = Preview(project, host=host, port=port, allow_remote=allow_remote, log=log)
+    try:
+        preview.start()
+        if not is_loopback(preview.host):
+            print(f"warning: serving on {preview.host}: other machines can see these decks", file=log)
+        print(f"serving {preview.url} (from {preview.html_dir}); watching decks/, results/, figures/; "
+              "Ctrl-C stops", file=log)
+        preview.watch()
+    except KeyboardInterrupt:
+        print("stopped", file=log)
+    finally:
+        preview.close()
+    return 0
