@@ -176,22 +176,32 @@ class ContractError(SlidegenError):
 
 
 def site_of(obj: object) -> Site | None:
-    """Where a function or class is defined (a decorated function: its first decorator), if known."""
+    """Where a function or class is defined, if known: a function at its first decorator, a class at ``class``."""
     code = getattr(obj, "__code__", None)
     if code is not None and hasattr(code, "co_filename"):
         return Site(Path(code.co_filename), int(code.co_firstlineno))
     if isinstance(obj, type):
         try:
             path = inspect.getsourcefile(obj)
-            _, line = inspect.getsourcelines(obj)
-        except (OSError, TypeError):
+        except TypeError:  # a built-in class
             return None
-        return Site(Path(path), line) if path else None
+        return _class_site(Path(path), obj.__qualname__) if path else None
     return None
 
 
+def _class_site(path: Path, qualname: str) -> Site:
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return Site(path)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == qualname:
+            return Site(path, node.lineno)
+    return Site(path)
+
+
 def module_site(module: ModuleType, name: str | None = None) -> Site:
-    """The line of ``module`` that assigns ``name`` (the top of the module for None or when not found)."""
+    """The last top-level line of ``module`` that assigns ``name`` (the binding in force), else the module's top."""
     path = Path(getattr(module, "__file__", None) or module.__name__)
     if name is None:
         return Site(path)
@@ -199,7 +209,7 @@ def module_site(module: ModuleType, name: str | None = None) -> Site:
         tree = ast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError):
         return Site(path)
-    for node in tree.body:
+    for node in reversed(tree.body):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
             targets = node.targets
@@ -284,16 +294,17 @@ MEASUREMENT_MEMBERS = ("value", "sd", "n", "unit", "what", "digits")
 
 
 def registry_mapping(module: ModuleType, name: str, kind: str) -> Mapping[str, Any]:
-    """``module.name`` (``REGISTRY`` or ``FIGURES``), which must be a mapping from str to ``kind``."""
+    """``module.name`` (``REGISTRY`` or ``FIGURES``), which must be a mapping to ``kind`` s."""
+    key = "id" if kind == "experiment" else "name"
     if not hasattr(module, name):
         raise module_site(module).error(
-            f"{module.__name__} defines no {name}: define {name}, a mapping from {kind} id to {kind} "
+            f"{module.__name__} defines no {name}: define {name}, a mapping from {kind} {key} to {kind} "
             f"(see slidegen.contracts.{_protocol(kind)})"
         )
     registry = getattr(module, name)
     if not isinstance(registry, Mapping):
         raise module_site(module, name).error(
-            f"{name} is {_describe(registry)}, not a mapping: make it a dict from {kind} id to {kind}"
+            f"{name} is {_describe(registry)}, not a mapping: make it a dict from {kind} {key} to {kind}"
         )
     return registry
 
@@ -438,6 +449,9 @@ def _kind(value: object) -> str:
 
 
 def _describe(value: object) -> str:
+    """``(42,) (a tuple)``; just ``a Table`` for an object whose repr says no more than its address."""
     text = repr(value)
+    if text.startswith("<") or value is None:
+        return _kind(value)
     text = text if len(text) <= 40 else text[:37] + "..."
     return f"{text} ({_kind(value)})"

@@ -171,23 +171,24 @@ def _module_problem(name: str) -> str | None:
 
 def _line_of(text: str, key: str | None) -> int:
     """The line of ``key`` in the ``[tool.slidegen]`` table of ``text`` (of the table itself for None)."""
-    table_line, inside = 1, False
+    found, table = 1, ""
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if line.startswith("["):
-            inside = line.replace(" ", "") == f"[{TABLE}]"
-            if inside:
-                table_line = number
+            table = line.strip("[] ").replace(" ", "")
+            if table == TABLE:
+                found = number
             continue
-        if key is None and re.match(rf"{re.escape(TABLE)}\s*=", line):
+        if key is None and table == "tool" and re.match(r"slidegen\s*=", line):
             return number
-        if inside and key is not None and re.match(rf"""["']?{re.escape(key)}["']?\s*=""", line):
+        if key is not None and table == TABLE and re.match(rf"""["']?{re.escape(key)}["']?\s*=""", line):
             return number
-    return table_line
+    return found
 
 
 def _describe(value: Any) -> str:
-    return f"{value!r} ({type(value).__name__})"
+    name = type(value).__name__
+    return f"{value!r} ({'an' if name[:1] in 'aeiou' else 'a'} {name})"
 
 
 def _top(pattern: str) -> str:
