@@ -402,11 +402,13 @@ def check_style(module: ModuleType) -> Mapping[str, Any]:
             f"{module.__name__} has no function rc(): define rc() returning matplotlib rc settings "
             f"(see slidegen.contracts.FigureStyle)"
         )
-    settings = rc()
+    site = site_of(rc) or module_site(module)
+    try:
+        settings = rc()
+    except Exception as error:
+        raise site.error(f"{module.__name__}.rc() failed: {type(error).__name__}: {error}") from None
     if not isinstance(settings, Mapping):
-        raise (site_of(rc) or module_site(module)).error(
-            f"{module.__name__}.rc() returned {_kind(settings)}, not a mapping of matplotlib rc settings"
-        )
+        raise site.error(f"{module.__name__}.rc() returned {_kind(settings)}, not a mapping of matplotlib rc settings")
     return settings
 
 

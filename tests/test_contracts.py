@@ -389,6 +389,13 @@ def test_a_style_without_rc_is_located_and_a_project_without_style_uses_matplotl
         "figures/style.py:1:1: error: figures.style has no function rc(): define rc() returning matplotlib rc "
         "settings (see slidegen.contracts.FigureStyle)"
     )
+    style.write_text(style.read_text() + "\n\ndef rc():\n    return ['font.size', 18]\n")
+    line = line_of(project, "figures/style.py", "def rc():")
+    with pytest.raises(ContractError) as caught:
+        FigureRenderer(project)("ch99.curve")
+    assert str(caught.value.diagnostic) == (
+        f"figures/style.py:{line}:1: error: figures.style.rc() returned a list, not a mapping of matplotlib rc settings"
+    )
     style.unlink()
     (project.root / FIGURES).write_text(
         "from matplotlib.figure import Figure\n\nfrom figures.registry import figure\n\n\n"
