@@ -4,10 +4,11 @@ An experiment's fingerprint hashes everything its numbers depend on: its own sou
 (the chapter module without the *other* experiments' functions, so editing one
 experiment leaves its neighbours current), every module of the project's experiment
 packages (``model/``) it imports, transitively, or declares with ``uses=``, its config,
-its seeds, and the torch and NumPy versions. The modules are those ``[tool.slidegen]``
-names (:mod:`slidegen.project`), and the registry is checked against
-:mod:`slidegen.contracts` when they are imported. It is recorded in each measured row's source column
-(``run ch05.lr_sweep 9f3c2a1e``); a row whose fingerprint differs from today's is stale.
+its seeds, and the torch and NumPy versions. It is recorded in each measured row's
+source column (``run ch05.lr_sweep 9f3c2a1e``); a row whose fingerprint differs from
+today's is stale. The modules are those ``[tool.slidegen]`` names (see
+:mod:`slidegen.project`); the registry is checked against :mod:`slidegen.contracts` as
+they are imported.
 
 Importing a chapter module may import torch (3 s), so what each module registers is
 cached in ``build/cache/experiments.json`` under a hash of the files it imports: an
