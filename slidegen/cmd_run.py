@@ -36,11 +36,16 @@ def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
         "what they measure into results/results.md and results/runs/.",
     )
     run.add_argument("targets", nargs="*", metavar="ID|CHAPTER", help="experiment ids or chapters (default: all)")
-    run.add_argument("--jobs", "-j", type=_positive, default=None, metavar="N", help="worker processes (default: one per core)")
+    run.add_argument(
+        "--jobs", "-j", type=_positive, default=None, metavar="N", help="worker processes (default: one per core)"
+    )
     run.add_argument("--force", action="store_true", help="run even the experiments that are current")
     run.add_argument("--quick", action="store_true", help="tiny step counts, written to build/quick/ (never results/)")
     run.add_argument(
-        "--executor", default="local", metavar="local|dask://HOST:PORT", help="where experiments run (default: local processes)"
+        "--executor",
+        default="local",
+        metavar="local|dask://HOST:PORT",
+        help="where experiments run (default: local processes)",
     )
     run.add_argument("--list", action="store_true", help="list the experiments and their state, run nothing")
     return run
@@ -105,8 +110,11 @@ def print_report(report: RunReport, out: Any, err: Any, elapsed: float, quick: b
     from rich.markup import escape
     from rich.table import Table
 
-    for exp_id, message in report.failed.items():
-        err.print(f"[red]error:[/red] {escape(message)}")
+    for message in report.failed.values():  # `file:line:col: error: ...`, then a traceback if the experiment raised
+        first, _, detail = message.partition("\n")
+        err.print(escape(first), soft_wrap=True, highlight=False)
+        if detail:
+            err.print(f"[dim]{escape(detail)}[/dim]", soft_wrap=True, highlight=False)
     parts = [f"ran {len(report.ran)}", f"{len(report.skipped)} current"]
     if report.failed:
         parts.append(f"{len(report.failed)} failed")
@@ -174,7 +182,9 @@ def format_change(change: Change) -> tuple[str, str, str]:
 def _sites(change: Change) -> str:
     if not change.citations:
         return "not cited"
-    return ", ".join(f"{path}:{line}" + (f" (slide {slide})" if slide else "") for path, line, slide in change.citations)
+    return ", ".join(
+        f"{path}:{line}" + (f" (slide {slide})" if slide else "") for path, line, slide in change.citations
+    )
 
 
 def _seconds(seconds: float) -> str:
@@ -203,7 +213,8 @@ class RichDisplay:
             TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
             _eta_column(), TextColumn("[dim]{task.fields[note]}"), console=self.console,
         )
-        self.overall = self.bars.add_task("[bold]all", total=len(todo), note="", expected=sum(expected.values()) or None)
+        total = sum(expected.values()) or None
+        self.overall = self.bars.add_task("[bold]all", total=len(todo), note="", expected=total)
         for info in todo:
             self.tasks[info.id] = self.bars.add_task(
                 info.id, total=1.0, start=False, note="waiting", expected=expected.get(info.id)

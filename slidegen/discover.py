@@ -2,10 +2,13 @@
 
 An experiment's fingerprint hashes everything its numbers depend on: its own source
 (the chapter module without the *other* experiments' functions, so editing one
-experiment leaves its neighbours current), every ``model/`` module it imports,
-transitively, or declares with ``uses=``, its config, its seeds, and the torch and
-NumPy versions. It is recorded in each measured row's source column
-(``run ch05.lr_sweep 9f3c2a1e``); a row whose fingerprint differs from today's is stale.
+experiment leaves its neighbours current), every module of the project's experiment
+packages (``model/``) it imports, transitively, or declares with ``uses=``, its config,
+its seeds, and the torch and NumPy versions. It is recorded in each measured row's
+source column (``run ch05.lr_sweep 9f3c2a1e``); a row whose fingerprint differs from
+today's is stale. The modules are those ``[tool.slidegen]`` names (see
+:mod:`slidegen.project`); the registry is checked against :mod:`slidegen.contracts` as
+they are imported.
 
 Importing a chapter module may import torch (3 s), so what each module registers is
 cached in ``build/cache/experiments.json`` under a hash of the files it imports: an
@@ -22,17 +25,17 @@ import hashlib
 import importlib.metadata
 import json
 import math
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SlidegenError, UsageError
+from . import contracts
+from .errors import SlidegenError
 from .loader import (
     digest_bytes,
     digest_files,
-    import_project_module,
+    load_module,
     local_dependencies,
     module_file,
     module_name,
@@ -41,8 +44,7 @@ from .loader import (
 from .project import Project
 
 FINGERPRINT_FORMAT = 1
-CACHE_FORMAT = 1
-MODULE_GLOB = "ch[0-9][0-9]*.py"
+CACHE_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class ExperimentInfo:
     path: str
     """The module's file, relative to the project root."""
     function: str
+    line: int
+    """The line the experiment is defined at (its decorator), for error messages."""
     config: Any
     """The config in canonical JSON form (see :func:`canonical`)."""
     seeds: tuple[int, ...]
@@ -69,8 +73,8 @@ class ExperimentInfo:
 
 
 def experiment_modules(project: Project) -> list[Path]:
-    """The chapter modules ``model/experiments/chNN_*.py``, in name order."""
-    return sorted((project.root / "model" / "experiments").glob(MODULE_GLOB))
+    """The modules ``[tool.slidegen] experiments`` matches (``model/experiments/chNN_*.py``), in name order."""
+    return sorted(path for path in project.root.glob(project.layout.experiments) if path.is_file())
 
 
 def current_fingerprints(project: Project) -> dict[str, str]:
@@ -81,6 +85,8 @@ def current_fingerprints(project: Project) -> dict[str, str]:
 def discover(project: Project) -> dict[str, ExperimentInfo]:
     """Every experiment of ``project`` by id, in id order, with today's fingerprints."""
     root = project.root.resolve()
+    layout = project.layout
+    packages = layout.experiment_packages
     cache_path = project.build_dir / "cache" / "experiments.json"
     cache = _read_cache(cache_path)
     entries: dict[str, dict[str, Any]] = {}
@@ -88,7 +94,7 @@ def discover(project: Project) -> dict[str, ExperimentInfo]:
     missed: list[Path] = []
     for path in experiment_modules(project):
         rel = path.relative_to(project.root).as_posix()
-        deps[rel] = local_dependencies(root, [path])
+        deps[rel] = local_dependencies(root, [path], packages)
         key = digest_bytes(json.dumps(digest_files(root, deps[rel])).encode())
         cached = cache.get(rel)
         if cached and cached.get("key") == key:
@@ -97,29 +103,36 @@ def discover(project: Project) -> dict[str, ExperimentInfo]:
             entries[rel] = {"key": key, "experiments": []}
             missed.append(path)
     if missed:
-        for rel, found in _import_modules(root, missed).items():
+        for rel, found in _import_modules(root, missed, layout.experiment_registry, layout.packages).items():
             entries[rel]["experiments"] = found
     if entries != cache:
         from .atomic import atomic_write
 
-        atomic_write(cache_path, json.dumps({"format": CACHE_FORMAT, "modules": entries}, indent=1, sort_keys=True) + "\n")
+        text = json.dumps({"format": CACHE_FORMAT, "modules": entries}, indent=1, sort_keys=True)
+        atomic_write(cache_path, text + "\n")
     infos: dict[str, ExperimentInfo] = {}
     for rel, entry in entries.items():
         for exp in entry["experiments"]:
             if exp["id"] in infos:
-                raise SlidegenError(rel, 1, 1, f"experiment '{exp['id']}' is registered twice: here and in {infos[exp['id']].path}")
-            infos[exp["id"]] = _info(root, rel, deps[rel], exp, [e["function"] for e in entry["experiments"]])
+                other = infos[exp["id"]]
+                message = f"experiment '{exp['id']}' is registered twice: here and in {other.path}:{other.line}"
+                raise SlidegenError(rel, exp["line"], 1, message)
+            functions = [e["function"] for e in entry["experiments"]]
+            infos[exp["id"]] = _info(root, rel, deps[rel], exp, functions, packages)
     return dict(sorted(infos.items()))
 
 
-def _info(root: Path, rel: str, deps: set[Path], exp: dict[str, Any], functions: list[str]) -> ExperimentInfo:
+def _info(
+    root: Path, rel: str, deps: set[Path], exp: dict[str, Any], functions: list[str], packages: tuple[str, ...]
+) -> ExperimentInfo:
     module_path = root / rel
     used = set(deps)
     for use in exp["uses"]:
         target = root / use if "/" in use else module_file(root, use)  # a path, or model.x
         if target is None or not target.is_file():
-            raise SlidegenError(rel, 1, 1, f"experiment '{exp['id']}' uses '{use}', which names no file or model module")
-        used |= local_dependencies(root, [target])
+            message = f"experiment '{exp['id']}' uses '{use}', which names no file or project module"
+            raise SlidegenError(rel, exp["line"], 1, message)
+        used |= local_dependencies(root, [target], packages)
     files = digest_files(root, used - {module_path.resolve()})
     files[rel] = digest_bytes(_own_view(module_path, exp["function"], functions).encode())
     files = dict(sorted(files.items()))
@@ -130,6 +143,7 @@ def _info(root: Path, rel: str, deps: set[Path], exp: dict[str, Any], functions:
         module=module_name(root, module_path),
         path=rel,
         function=exp["function"],
+        line=exp["line"],
         config=exp["config"],
         seeds=seeds,
         files=files,
@@ -137,7 +151,9 @@ def _info(root: Path, rel: str, deps: set[Path], exp: dict[str, Any], functions:
     )
 
 
-def fingerprint(exp_id: str, files: Mapping[str, str], config: Any, seeds: tuple[int, ...], versions: Mapping[str, str]) -> str:
+def fingerprint(
+    exp_id: str, files: Mapping[str, str], config: Any, seeds: tuple[int, ...], versions: Mapping[str, str]
+) -> str:
     """Eight hex digits of SHA-256 over everything an experiment's numbers depend on."""
     payload = {
         "format": FINGERPRINT_FORMAT,
@@ -199,48 +215,35 @@ def _own_view(path: Path, function: str, functions: list[str]) -> str:
     return "".join(line for i, line in enumerate(lines) if i not in drop)
 
 
-def _import_modules(root: Path, paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
-    """Import chapter modules; return what each registers, as cacheable data."""
+def _import_modules(
+    root: Path, paths: list[Path], registry_name: str, packages: tuple[str, ...]
+) -> dict[str, list[dict[str, Any]]]:
+    """Import the experiment modules; check the registry against :mod:`slidegen.contracts`; return what
+    each module registers, as cacheable data."""
     names = {module_name(root, path): path.relative_to(root).as_posix() for path in paths}
     found: dict[str, list[dict[str, Any]]] = {rel: [] for rel in names.values()}
-    with project_imports(root):
-        try:
-            registry = import_project_module(root, "model.experiments.registry")
-        except ModuleNotFoundError as error:
-            raise UsageError(f"{root}/model/experiments/registry.py is missing: {error}") from None
-        for name, rel in names.items():
-            try:
-                import_project_module(root, name)
-            except (SlidegenError, UsageError):
-                raise
-            except Exception as error:
-                raise _located(error, root / rel) from error
-        for exp in registry.REGISTRY.values():
+    with project_imports(root, packages):
+        registry = load_module(root, registry_name, "the experiment registry")
+        for name in names:
+            load_module(root, name, "experiments")
+        for key, exp in contracts.registry_mapping(registry, "REGISTRY", "experiment").items():
+            contracts.check_experiment(key, exp, registry)
             rel = names.get(exp.module)
             if rel is None:
                 continue
+            site = contracts.site_of(exp.fn)
             found[rel].append(
                 {
                     "id": exp.id,
                     "description": exp.description,
-                    "function": exp.fn.__name__,
+                    "function": getattr(exp.fn, "__name__", ""),
+                    "line": site.line if site and site.path.resolve() == (root / rel).resolve() else 1,
                     "config": canonical(exp.config),
                     "seeds": list(exp.seeds),
                     "uses": list(exp.uses),
                 }
             )
     return found
-
-
-def _located(error: BaseException, path: Path) -> SlidegenError:
-    """An import failure as ``file:line: error``, at the deepest line of ``path`` in the traceback."""
-    if isinstance(error, SyntaxError) and error.filename:
-        return SlidegenError(error.filename, error.lineno or 1, error.offset or 1, f"syntax error: {error.msg}")
-    line = 1
-    for frame in traceback.extract_tb(error.__traceback__):
-        if Path(frame.filename).resolve() == path.resolve():
-            line = frame.lineno or 1
-    return SlidegenError(path, line, 1, f"cannot import experiments: {type(error).__name__}: {error}")
 
 
 def _read_cache(path: Path) -> dict[str, dict[str, Any]]:

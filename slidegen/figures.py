@@ -1,11 +1,13 @@
 """Draw figures from run data: SVG for HTML, 200-dpi PNG for PowerPoint, cached by content.
 
-A figure is a function registered in ``figures/chNN.py`` (see ``figures/registry.py``).
-:class:`FigureRenderer` is the ``render_figure`` callback of
-:func:`slidegen.media.resolve_media`: it returns ``build/figures/NAME-HASH.svg`` and
-``.png``, where HASH covers the figure module and the project files it imports,
-``figures/style.py``, the theme, the matplotlib version and the runs' json files. When
-both files exist the figure is not drawn again (matplotlib is not even imported).
+A figure is a function registered by a figure module (``figures/chNN.py``; the modules,
+the registry and the style module are named in ``[tool.slidegen]``, and what they must
+provide is in :mod:`slidegen.contracts`). :class:`FigureRenderer` is the
+``render_figure`` callback of :func:`slidegen.media.resolve_media`: it returns
+``build/figures/NAME-HASH.svg`` and ``.png``, where HASH covers the figure module and the
+project files it imports (the style module among them), the theme, the matplotlib
+version and the runs' json files. When both files exist the figure is not drawn again
+(matplotlib is not even imported).
 """
 
 from __future__ import annotations
@@ -13,23 +15,29 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-import sys
-import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import theme
+from . import contracts, theme
 from .atomic import atomic_write
-from .errors import Diagnostic, SlidegenError, UsageError
-from .loader import digest_bytes, digest_files, import_project_module, local_dependencies, module_name, project_imports
+from .errors import Diagnostic, SlidegenError
+from .loader import (
+    digest_bytes,
+    digest_files,
+    load_module,
+    local_dependencies,
+    located,
+    module_file,
+    module_name,
+    project_imports,
+)
 from .project import Project
 from .runstore import RunRecord, run_path
 
 DPI = 200
 CACHE_FORMAT = 1
-MODULE_GLOB = "ch[0-9][0-9]*.py"
 
 
 class UnknownFigure(SlidegenError):
@@ -38,7 +46,7 @@ class UnknownFigure(SlidegenError):
 
     def __init__(self, project: Project, name: str, hint: str) -> None:
         self.name, self.hint = name, hint
-        super().__init__(project.root / "figures", 1, 1, f"unknown figure '{name}'{hint}")
+        super().__init__(project.root / project.layout.figures.split("/", 1)[0], 1, 1, f"unknown figure '{name}'{hint}")
 
 
 class MissingData(LookupError):
@@ -109,36 +117,36 @@ class FigureInfo:
 
 
 def figure_modules(project: Project) -> list[Path]:
-    """``figures/chNN*.py``, in name order."""
-    return sorted((project.root / "figures").glob(MODULE_GLOB))
+    """The modules ``[tool.slidegen] figures`` matches (``figures/chNN*.py``), in name order."""
+    return sorted(path for path in project.root.glob(project.layout.figures) if path.is_file())
 
 
 def discover_figures(project: Project) -> dict[str, FigureInfo]:
-    """Every registered figure by name (imports the figure modules, which is cheap)."""
+    """Every registered figure by name (imports the figure modules, which is cheap).
+
+    The registry and each figure in it are checked against :mod:`slidegen.contracts`.
+    """
     root = project.root.resolve()
+    layout = project.layout
     paths = figure_modules(project)
     if not paths:
         return {}
     out: dict[str, FigureInfo] = {}
-    with project_imports(root):
-        try:
-            registry = import_project_module(root, "figures.registry")
-        except ModuleNotFoundError as error:
-            raise UsageError(f"{root}/figures/registry.py is missing: {error}") from None
+    with project_imports(root, layout.packages):
+        registry = load_module(root, layout.figure_registry, "the figure registry")
         for path in paths:
-            try:
-                import_project_module(root, module_name(root, path))
-            except (SlidegenError, UsageError):
-                raise
-            except Exception as error:
-                raise _located(error, path, f"cannot import figures: {type(error).__name__}: {error}") from error
+            load_module(root, module_name(root, path), "figures")
         files = {module_name(root, path): path for path in paths}
-        for spec in registry.FIGURES.values():
-            path = files.get(spec.module)
-            if path is None:
+        style = module_file(root, layout.figure_style)  # every figure is drawn with it, imported or not
+        extra = [style] if style else []
+        for key, spec in contracts.registry_mapping(registry, "FIGURES", "figure").items():
+            contracts.check_figure(key, spec, registry)
+            source = files.get(spec.module)
+            if source is None:
                 continue
-            code = digest_files(root, local_dependencies(root, [path], packages=("figures", "model")))
-            out[spec.name] = FigureInfo(spec.name, path, spec.line, spec.runs, code)
+            code = digest_files(root, local_dependencies(root, [source, *extra], layout.figure_packages))
+            runs = None if spec.runs is None else tuple(spec.runs)
+            out[spec.name] = FigureInfo(spec.name, source, spec.line, runs, code)
     return dict(sorted(out.items()))
 
 
@@ -227,22 +235,31 @@ class FigureRenderer:
         from matplotlib.figure import Figure
 
         root = self.project.root.resolve()
-        with project_imports(root):
-            import_project_module(root, module_name(root, info.path))
-            spec = sys.modules["figures.registry"].FIGURES[info.name]  # type: ignore[attr-defined]
-            style = import_project_module(root, "figures.style")
-            with matplotlib.rc_context(style.rc()):  # type: ignore[attr-defined]
+        layout = self.project.layout
+        with project_imports(root, layout.packages):
+            registry = load_module(root, layout.figure_registry, "the figure registry")
+            load_module(root, module_name(root, info.path), "figures")
+            spec = contracts.registry_mapping(registry, "FIGURES", "figure")[info.name]
+            settings: Any = dict(self._style(root))  # matplotlib's stubs want literal rc keys
+            with matplotlib.rc_context(settings):
                 try:
                     fig = spec.fn(Runs(self.runs_dir, ids))
                 except MissingData as error:
-                    raise _located(error, info.path, f"figure '{info.name}': {error}", info.line) from None
+                    raise located(error, info.path, f"figure '{info.name}': {error}", info.line) from None
                 except Exception as error:
                     message = f"figure '{info.name}' failed: {type(error).__name__}: {error}"
-                    raise _located(error, info.path, message, info.line) from error
+                    raise located(error, info.path, message, info.line) from error
                 if not isinstance(fig, Figure):
-                    raise SlidegenError(info.path, info.line, 1, f"figure '{info.name}' returned {type(fig).__name__}, not a matplotlib Figure")
+                    raise contracts.not_a_figure(info.name, fig, contracts.Site(info.path, info.line))
                 atomic_write(svg, _saved(fig, "svg", metadata={"Date": None}))
                 atomic_write(png, _saved(fig, "png", dpi=DPI, metadata={"Software": None}))
+
+    def _style(self, root: Path) -> Mapping[str, Any]:
+        """The style module's ``rc()``; no settings when the project has no style module."""
+        name = self.project.layout.figure_style
+        if module_file(root, name) is None:
+            return {}
+        return contracts.check_style(load_module(root, name, "the figure style"))
 
 
 def figure_renderer(project: Project) -> FigureRenderer:
@@ -256,14 +273,6 @@ def _saved(fig: Any, fmt: str, **kwargs: Any) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, **kwargs)
     return buffer.getvalue()
-
-
-def _located(error: BaseException, path: Path, message: str, line: int = 1) -> SlidegenError:
-    """``message`` at the deepest line of ``path`` in ``error``'s traceback (else at ``line``)."""
-    for frame in traceback.extract_tb(error.__traceback__):
-        if Path(frame.filename).resolve() == path.resolve():
-            line = frame.lineno or line
-    return SlidegenError(path, line, 1, message)
 
 
 def _version(name: str) -> str:

@@ -1,9 +1,10 @@
-"""Import a project's own ``model/`` and ``figures/`` packages, and find what a file imports.
+"""Import a project's own packages (``model/``, ``figures/``), and find what a file imports.
 
 ``slidegen`` is installed once but serves any checkout or copy of a project, so the
-``model`` and ``figures`` packages must come from the project being run, not from
-wherever slidegen was installed. :func:`project_imports` makes that so for the length
-of a ``with`` block and then restores ``sys.modules`` as it was.
+project's packages (named by its ``[tool.slidegen]`` layout) must come from the project
+being run, not from wherever slidegen was installed. :func:`project_imports` makes that
+so for the length of a ``with`` block and then restores ``sys.modules`` as it was;
+:func:`load_module` turns a module that fails to import into a located error.
 
 :func:`local_dependencies` follows ``import`` statements through the AST, without
 running anything, to list the project files a module uses (for fingerprints and caches).
@@ -16,31 +17,31 @@ import hashlib
 import importlib
 import sys
 import threading
+import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
-from .errors import UsageError
-
-#: The project's own top-level packages, imported from the project root.
-PACKAGES = ("model", "figures")
+from .errors import SlidegenError, UsageError
 
 _LOCK = threading.RLock()
 
 
-def _is_project_module(name: str) -> bool:
-    return name.split(".", 1)[0] in PACKAGES
-
-
 @contextmanager
-def project_imports(root: Path) -> Iterator[None]:
-    """Within the block, ``import model...`` and ``import figures...`` load ``root``'s files.
+def project_imports(root: Path, packages: Iterable[str]) -> Iterator[None]:
+    """Within the block, ``import model...`` (for each of ``packages``) loads ``root``'s files.
 
-    Any ``model``/``figures`` modules loaded before are set aside and put back afterwards,
+    Any modules of those packages loaded before are set aside and put back afterwards,
     so a test process can run a temporary project without disturbing its own imports.
     Blocks are serialised (one project at a time per process).
     """
     root = root.resolve()
+    tops = frozenset(packages)
+
+    def _is_project_module(name: str) -> bool:
+        return name.split(".", 1)[0] in tops
+
     with _LOCK:
         saved = {name: module for name, module in sys.modules.items() if _is_project_module(name)}
         for name in saved:
@@ -57,7 +58,7 @@ def project_imports(root: Path) -> Iterator[None]:
             sys.modules.update(saved)
 
 
-def import_project_module(root: Path, name: str) -> object:
+def import_project_module(root: Path, name: str) -> ModuleType:
     """Import ``name`` (inside :func:`project_imports`), checking it came from ``root``."""
     package = name.split(".", 1)[0]
     if not (root / package / "__init__.py").is_file():
@@ -67,6 +68,39 @@ def import_project_module(root: Path, name: str) -> object:
     if origin is None or not Path(origin).resolve().is_relative_to(root.resolve()):
         raise UsageError(f"module {name} was imported from {origin}, not from the project at {root}")
     return module
+
+
+def load_module(root: Path, name: str, what: str) -> ModuleType:
+    """:func:`import_project_module`, with a failure as a :class:`SlidegenError` in the file that failed.
+
+    ``what`` says what the module is in messages (``the experiment registry``). A module
+    that does not exist is a :class:`UsageError` naming the file to create.
+    """
+    path = module_file(root, name)
+    if path is None:
+        where = root.joinpath(*name.split(".")).with_suffix(".py")
+        raise UsageError(
+            f"{what} {name} is missing: create {where}, or name another module in [tool.slidegen] of pyproject.toml"
+        )
+    try:
+        return import_project_module(root, name)
+    except (SlidegenError, UsageError):
+        raise
+    except Exception as error:
+        raise located(error, path, f"cannot import {what}: {type(error).__name__}: {error}") from error
+
+
+def located(error: BaseException, path: Path, message: str, line: int = 1) -> SlidegenError:
+    """``message`` at the deepest line of ``path`` in ``error``'s traceback (else at ``line``).
+
+    A syntax error is reported where it is, in whichever file it is.
+    """
+    if isinstance(error, SyntaxError) and error.filename:
+        return SlidegenError(error.filename, error.lineno or 1, error.offset or 1, f"syntax error: {error.msg}")
+    for frame in traceback.extract_tb(error.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = frame.lineno or line
+    return SlidegenError(path, line, 1, message)
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -107,7 +141,7 @@ def _imported_names(path: Path, name: str) -> Iterator[str]:
                 yield f"{base}.{alias.name}"
 
 
-def local_dependencies(root: Path, files: Iterable[Path], packages: Iterable[str] = ("model",)) -> set[Path]:
+def local_dependencies(root: Path, files: Iterable[Path], packages: Iterable[str]) -> set[Path]:
     """``files`` and every file of ``packages`` under ``root`` they import, transitively.
 
     A module's parent packages' ``__init__.py`` count too (importing runs them).

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .discover import ExperimentInfo, discover, library_versions
-from .errors import UsageError
+from .errors import Diagnostic, SlidegenError, UsageError, display_path
 from .project import Project
 from .results import KEY_RE, Result, Results
 from .runstore import RunRecord, run_path
-from .worker import execute, init_worker, make_bundle
+from .worker import ExperimentFailed, execute, init_worker, make_bundle
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,7 @@ class RunReport:
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    """Experiment id -> why it failed: ``file:line:col: error: ...``, then any traceback."""
     not_run: list[str] = field(default_factory=list)
     """Experiments cancelled by an interrupt."""
     changes: list[Change] = field(default_factory=list)
@@ -171,21 +172,28 @@ def run_experiments(
         return report
     expected = {info.id: record.duration for info in todo if (record := store.record(info.id)) is not None}
     before = dict(results)
-    merger = _Merger(store, results, quick)
+    merger = _Merger(project, store, results, quick)
     workers = max(1, min(jobs or _cores(), len(todo)))
     pool, progress_queue, close = _open_executor(executor, workers)
-    bundle = None if isinstance(pool, ProcessPoolExecutor) else make_bundle(project.root)  # remote: ship the code
+    layout = project.layout
+    remote = not isinstance(pool, ProcessPoolExecutor)
+    bundle = make_bundle(project.root, layout.experiment_packages) if remote else None  # remote: ship the code
+    root = str(project.root.resolve())
     futures: dict[Future[Any], ExperimentInfo] = {}
     display.started(todo, expected)
     try:
         for info in todo:
-            futures[pool.submit(execute, str(project.root.resolve()), info.module, info.id, quick, bundle)] = info
+            future = pool.submit(
+                execute, root, info.module, info.id, quick, bundle,
+                registry=layout.experiment_registry, packages=layout.packages,
+            )
+            futures[future] = info
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
             _drain(progress_queue, display)
             for future in sorted(done, key=lambda f: futures[f].id):
-                _collect(future, futures[future], merger, report, display)
+                _collect(project, future, futures[future], merger, report, display)
     except KeyboardInterrupt:
         report.interrupted = True
         for future in futures:
@@ -199,21 +207,36 @@ def run_experiments(
     return report
 
 
-def _collect(future: Future[Any], info: ExperimentInfo, merger: _Merger, report: RunReport, display: Display) -> None:
-    """Merge one finished experiment, or record why it failed."""
+def _collect(
+    project: Project, future: Future[Any], info: ExperimentInfo, merger: _Merger, report: RunReport, display: Display
+) -> None:
+    """Merge one finished experiment, or record why it failed (see :func:`failure`)."""
     try:
         payload = future.result()
         merger.merge(info, payload)
     except KeyboardInterrupt:
         raise
-    except Exception as error:  # the experiment's own failure, or a broken worker
-        message = str(error) or type(error).__name__
+    except Exception as error:  # the experiment's own failure, a broken contract, or a broken worker
+        message = failure(project, info, error)
         report.failed[info.id] = message
         display.finished(info.id, None, message)
         return
     report.ran.append(info.id)
     report.durations[info.id] = payload["duration"]
     display.finished(info.id, payload["duration"], None)
+
+
+def failure(project: Project, info: ExperimentInfo, error: BaseException) -> str:
+    """Why ``info`` failed, as ``file:line:col: error: ...`` (then a traceback, if the experiment raised)."""
+    if isinstance(error, SlidegenError):
+        return str(error.diagnostic)
+    if isinstance(error, ExperimentFailed):
+        path = project.root / (error.path or info.path)
+        text = str(Diagnostic(display_path(path), error.line, 1, error.message))
+        return f"{text}\n{error.detail}" if error.detail else text
+    why = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__  # e.g. a worker that died
+    where = display_path(project.root / info.path)
+    return str(Diagnostic(where, info.line, 1, f"experiment '{info.id}' failed: {why}"))
 
 
 class _Merger:
@@ -223,26 +246,30 @@ class _Merger:
     ``run ch01`` and ``run ch05`` in two terminals) never undo each other's rows.
     """
 
-    def __init__(self, store: Store, results: Results, quick: bool) -> None:
+    def __init__(self, project: Project, store: Store, results: Results, quick: bool) -> None:
+        self.project = project
         self.store = store
         self.results = results
         self.quick = quick
 
     def merge(self, info: ExperimentInfo, payload: Mapping[str, Any]) -> None:
         source = f"run {info.id} {info.fingerprint}"
+        at = (self.project.root / info.path, info.line, 1)
         with _locked(self.store.results_path.parent):
             current = self.store.read_results()
             rows = []
             for key, m in sorted(payload["measurements"].items()):
                 if not KEY_RE.fullmatch(key) or key.split(".", 1)[0] != info.chapter:
-                    raise ValueError(f"{info.id} measures '{key}': keys are '{info.chapter}.name' (letters, digits, _ and -)")
+                    rule = f"keys are '{info.chapter}.name' (letters, digits, _ and -)"
+                    raise SlidegenError(*at, f"experiment '{info.id}' measures '{key}': {rule}")
                 owner = current.get(key)
                 if owner is not None and owner.experiment != info.id:
                     by = f"experiment {owner.experiment}" if owner.experiment else "a citation"
-                    raise ValueError(f"{info.id} measures '{key}', which {by} already provides")
+                    raise SlidegenError(*at, f"experiment '{info.id}' measures '{key}', which {by} already provides")
                 rows.append(Result(key, m["value"], m["sd"], m["n"], m["unit"], m["what"], source, m["digits"]))
             current.merge(rows)
-            current.remove([k for k, r in current.items() if r.experiment == info.id and k not in payload["measurements"]])
+            gone = [k for k, r in current.items() if r.experiment == info.id and k not in payload["measurements"]]
+            current.remove(gone)
             record = RunRecord(
                 id=info.id,
                 fingerprint=info.fingerprint,

@@ -1,16 +1,17 @@
 """Run one experiment inside a worker: a process of the local pool or a Dask worker.
 
-:func:`execute` is what the runner submits. It imports the project's chapter module
-from the project root, runs the experiment and returns plain data (no project classes
-cross the process boundary, so the parent never imports project code to unpickle).
+:func:`execute` is what the runner submits. It imports the project's experiment module
+from the project root, checks what it gets against :mod:`slidegen.contracts`, runs the
+experiment and returns plain data (no project classes cross the process boundary, so
+the parent never imports project code to unpickle).
 Kept light: a pool worker imports this module before anything else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
-import math
 import os
 import platform
 import shutil
@@ -21,7 +22,10 @@ import traceback
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .contracts import Site
 
 _QUEUE: Any = None
 _THREADS: int | None = None  # set in pool workers only: a Dask worker keeps its own settings
@@ -29,7 +33,17 @@ _LAST_SENT: dict[str, float] = {}
 
 
 class ExperimentFailed(Exception):
-    """An experiment raised; the message carries its traceback as text (always picklable)."""
+    """An experiment failed: why, where (a path relative to the project root, a line), and any traceback.
+
+    Plain strings and an int only, so it crosses any process boundary.
+    """
+
+    def __init__(self, message: str, path: str = "", line: int = 1, detail: str = "") -> None:
+        super().__init__(message, path, line, detail)
+        self.message, self.path, self.line, self.detail = message, path, line, detail
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def init_worker(queue: Any, threads: int = 1) -> None:
@@ -40,40 +54,55 @@ def init_worker(queue: Any, threads: int = 1) -> None:
         os.environ[name] = str(threads)
 
 
-def execute(root: str, module: str, exp_id: str, quick: bool, bundle: bytes | None = None) -> dict[str, Any]:
+def execute(
+    root: str,
+    module: str,
+    exp_id: str,
+    quick: bool,
+    bundle: bytes | None = None,
+    *,
+    registry: str,
+    packages: tuple[str, ...],
+) -> dict[str, Any]:
     """Run experiment ``exp_id`` of ``module`` in the project at ``root``; return its outcome as data.
 
-    With ``bundle`` (a zip of the project's ``model/`` package, see :func:`make_bundle`),
-    the code comes from the bundle instead, so a worker on another machine needs only
-    slidegen's environment, not a checkout.
+    ``registry`` names the module holding ``REGISTRY`` and ``packages`` the project's
+    top-level packages (the project's ``[tool.slidegen]`` layout). With ``bundle`` (a zip
+    of those packages, see :func:`make_bundle`), the code comes from the bundle instead, so
+    a worker on another machine needs only slidegen's environment, not a checkout.
+
+    A project that breaks a contract of :mod:`slidegen.contracts` (an experiment returning
+    something that is not an outcome, say) fails with a one-line :class:`ExperimentFailed`;
+    an experiment that raises fails with its traceback as ``detail``.
     """
+    from . import contracts
     from .discover import canonical
-    from .loader import import_project_module, project_imports
-    from .runstore import compact
+    from .loader import project_imports
 
     project = Path(root) if bundle is None else unpack_bundle(bundle)
-    with project_imports(project):
+    with project_imports(project, packages):
+        site: Site | None = None
         try:
-            import_project_module(project, module)
-            registry = sys.modules["model.experiments.registry"]
-            exp = registry.REGISTRY[exp_id]  # type: ignore[attr-defined]
+            exp, site, context_site = _experiment(project, module, registry, exp_id)
             _limit_torch_threads()
             ctx = exp.context(quick, _progress(exp_id))
+            contracts.check_context(exp_id, ctx, context_site)
             _send(exp_id, 0.0, "", force=True)
             start = time.perf_counter()
             outcome = exp.fn(ctx)
             duration = time.perf_counter() - start
-            if not hasattr(outcome, "measurements") or not hasattr(outcome, "series"):
-                raise TypeError(f"{exp_id} returned {type(outcome).__name__}, not an Outcome")
-            measurements = {str(key): _measurement(exp_id, key, m) for key, m in dict(outcome.measurements).items()}
-            series = {str(name): compact(values) for name, values in dict(outcome.series).items()}
+            measurements, series = contracts.outcome_data(exp_id, outcome, site)
             config = canonical(ctx.config)
             seeds = list(ctx.seeds)
+        except contracts.ContractError as error:
+            raise ExperimentFailed(error.problem, _relative(project, error.site.path), error.site.line) from None
         except BaseException as error:
             if isinstance(error, KeyboardInterrupt):
                 raise
+            path, line = _deepest_frame(error, project, site)
             text = "".join(traceback.format_exception(error)).rstrip()
-            raise ExperimentFailed(f"{exp_id} failed:\n{text}") from None
+            message = f"experiment '{exp_id}' failed: {type(error).__name__}: {error}"
+            raise ExperimentFailed(message, path, line, text) from None
     return {
         "measurements": measurements,
         "series": series,
@@ -84,11 +113,45 @@ def execute(root: str, module: str, exp_id: str, quick: bool, bundle: bytes | No
     }
 
 
-def make_bundle(root: Path) -> bytes:
-    """A zip of ``root/model`` (without ``__pycache__``): the code a remote worker runs."""
+def _experiment(project: Path, module: str, registry_name: str, exp_id: str) -> tuple[Any, Site, Site]:
+    """The registered experiment, where it is defined, and where its class defines ``context``."""
+    from . import contracts
+    from .loader import import_project_module
+
+    source = import_project_module(project, module)
+    registry = import_project_module(project, registry_name)
+    exp = contracts.registry_mapping(registry, "REGISTRY", "experiment").get(exp_id)
+    if exp is None:
+        raise contracts.module_site(source).error(f"experiment '{exp_id}' is no longer registered here: run again")
+    contracts.check_experiment(exp_id, exp, registry)
+    site = contracts.site_of(exp.fn) or contracts.module_site(source)
+    context_site = contracts.site_of(getattr(type(exp), "context", None)) or contracts.module_site(registry)
+    return exp, site, context_site
+
+
+def _relative(project: Path, path: Path) -> str:
+    """``path`` relative to the project root when it lies inside, else as it is."""
+    resolved, root = path.resolve(), project.resolve()
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else str(path)
+
+
+def _deepest_frame(error: BaseException, project: Path, site: Site | None) -> tuple[str, int]:
+    """The deepest line of the project's code in ``error``'s traceback (else the experiment's definition)."""
+    root = project.resolve()
+    found = ("", 1) if site is None else (_relative(project, site.path), site.line)
+    for frame in traceback.extract_tb(error.__traceback__):
+        path = Path(frame.filename).resolve()
+        if path.is_relative_to(root):
+            found = (path.relative_to(root).as_posix(), frame.lineno or 1)
+    return found
+
+
+def make_bundle(root: Path, packages: tuple[str, ...]) -> bytes:
+    """A zip of ``root``'s ``packages`` (without ``__pycache__``): the code a remote worker runs."""
     buffer = io.BytesIO()
+    files = sorted(path for package in packages for path in (root / package).rglob("*"))
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted((root / "model").rglob("*")):
+        for path in files:
             if path.is_file() and "__pycache__" not in path.parts:
                 info = zipfile.ZipInfo(path.relative_to(root).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))
                 archive.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
@@ -119,19 +182,6 @@ def runtime_versions() -> dict[str, str]:
     return versions
 
 
-def _measurement(exp_id: str, key: str, m: Any) -> dict[str, Any]:
-    """One measurement as a checked dict: finite value and sd, whole n and digits."""
-    value = float(m.value)
-    sd = None if m.sd is None else float(m.sd)
-    if not math.isfinite(value) or (sd is not None and not math.isfinite(sd)):
-        raise ValueError(f"{exp_id}: measurement {key} is not finite (value {value!r}, sd {sd!r})")
-    n = None if m.n is None else int(m.n)
-    digits = int(m.digits)
-    if digits < 1:
-        raise ValueError(f"{exp_id}: measurement {key} asks for {digits} digits; at least 1")
-    return {"value": value, "sd": sd, "n": n, "unit": str(m.unit), "what": str(m.what), "digits": digits}
-
-
 def _limit_torch_threads() -> None:
     """In a pool worker, hold an already imported torch to the pool's thread count."""
     torch = sys.modules.get("torch")
@@ -154,7 +204,5 @@ def _send(exp_id: str, fraction: float, note: str, force: bool = False) -> None:
     if not force and now - _LAST_SENT.get(exp_id, 0.0) < 0.1:
         return
     _LAST_SENT[exp_id] = now
-    try:
+    with contextlib.suppress(Exception):  # a full or closed queue must never fail an experiment
         _QUEUE.put_nowait((exp_id, fraction, note))
-    except Exception:  # a full or closed queue must never fail an experiment
-        pass

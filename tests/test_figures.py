@@ -33,7 +33,8 @@ def write_alpha(project: Project, scale: float = 1.0) -> None:
     """Run data for ch99.alpha, written directly (no experiment needs to run)."""
     steps = list(range(20))
     curves = [[scale * (4.0 - 0.1 * t - 0.01 * seed) for t in steps] for seed in range(3)]
-    record = RunRecord("ch99.alpha", "0123abcd", [0, 1, 2], {"steps": 20}, 0.1, {}, series={"step": steps, "curve": curves})
+    series = {"step": steps, "curve": curves}
+    record = RunRecord("ch99.alpha", "0123abcd", [0, 1, 2], {"steps": 20}, 0.1, {}, series=series)
     record.write(run_path(project.runs_dir, "ch99.alpha"))
 
 

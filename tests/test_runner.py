@@ -7,6 +7,7 @@ experiments), except the one that runs this project's own experiments with ``--q
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import io
 import json
@@ -56,7 +57,9 @@ def edit(project: Project, rel: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def cli(project: Project, *args: str, env: dict[str, str] | None = None, **kwargs: object) -> subprocess.Popen[str]:
+def cli(
+    project: Project, *args: str, env: dict[str, str] | None = None, start_new_session: bool = False
+) -> subprocess.Popen[str]:
     """Start ``slidegen run ARGS`` in the project (the run command on its own, as the CLI wires it)."""
     return subprocess.Popen(
         [sys.executable, "-m", "slidegen", "run", *args],
@@ -65,7 +68,7 @@ def cli(project: Project, *args: str, env: dict[str, str] | None = None, **kwarg
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        **kwargs,  # type: ignore[arg-type]
+        start_new_session=start_new_session,
     )
 
 
@@ -138,7 +141,8 @@ def test_sigkill_mid_run_leaves_results_whole(project: Project) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # alpha and beta run first; slow sleeps
             current = Results.read(project.results_path)
-            if current["ch99.beta.total"].value == 6000 and current["ch99.alpha.mean"].source != before["ch99.alpha.mean"].source:
+            alpha_moved = current["ch99.alpha.mean"].source != before["ch99.alpha.mean"].source
+            if current["ch99.beta.total"].value == 6000 and alpha_moved:
                 break
             assert process.poll() is None, process.communicate()
             time.sleep(0.05)
@@ -148,10 +152,8 @@ def test_sigkill_mid_run_leaves_results_whole(project: Project) -> None:
         process.send_signal(signal.SIGKILL)  # the runner itself, mid-run
         process.wait(timeout=10)
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # and its orphaned workers
-        except ProcessLookupError:
-            pass
         process.communicate()
 
     after = Results.read(project.results_path)  # whole and parseable
@@ -242,7 +244,9 @@ def test_a_failing_experiment_is_reported_and_the_others_still_run(project: Proj
     assert "RuntimeError: boom" in report.failed["ch99.bad"] and "ch99_fake.py" in report.failed["ch99.bad"]
 
 
-def test_list_and_selection(project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_and_selection(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(project.root)
     parser = argparse.ArgumentParser()
     add_run_parser(parser.add_subparsers(dest="command"))
@@ -282,7 +286,8 @@ def test_two_quick_experiments_on_a_dask_local_cluster(
 
     distributed = module("distributed", "pip install -e '.[dask]'")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the worker unpacks the shipped code
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as cluster:
+    cluster_options = {"processes": False, "n_workers": 1, "threads_per_worker": 2, "dashboard_address": None}
+    with distributed.LocalCluster(**cluster_options) as cluster:
         report = run_experiments(
             project, ["ch99.alpha", "ch99.beta"], quick=True, executor=f"dask://{cluster.scheduler_address}"
         )
