@@ -31,7 +31,7 @@ TABLE = "tool.slidegen"
 
 
 @dataclass(frozen=True)
-class Layout:
+class CodeLayout:
     """Where a project keeps the code slidegen imports (``[tool.slidegen]``)."""
 
     experiments: str = "model/experiments/ch[0-9][0-9]*.py"
@@ -84,7 +84,7 @@ class Project:
         return self.root / "build"
 
     @functools.cached_property
-    def layout(self) -> Layout:
+    def layout(self) -> CodeLayout:
         """Where the project's code lives, read from ``pyproject.toml`` on first use."""
         return read_layout(self.root / "pyproject.toml")
 
@@ -106,13 +106,13 @@ def find_project(start: Path | None = None) -> Project:
 
 # ---------------------------------------------------------------------- [tool.slidegen]
 
-_KEYS = {f.name.replace("_", "-"): f.name for f in fields(Layout)}
+_KEYS = {f.name.replace("_", "-"): f.name for f in fields(CodeLayout)}
 _GLOBS = ("experiments", "figures")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _DECODE_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 
-def read_layout(path: Path) -> Layout:
+def read_layout(path: Path) -> CodeLayout:
     """The layout ``[tool.slidegen]`` of ``path`` describes; the defaults when there is no file or no table.
 
     A bad table (unknown key, a value of the wrong kind, a pattern outside the project)
@@ -121,7 +121,7 @@ def read_layout(path: Path) -> Layout:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return Layout()
+        return CodeLayout()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -131,7 +131,7 @@ def read_layout(path: Path) -> Layout:
         raise SlidegenError(path, line, col, f"invalid TOML: {_DECODE_AT.sub('', message)}") from None
     table = data.get("tool", {}).get("slidegen") if isinstance(data.get("tool"), dict) else None
     if table is None:
-        return Layout()
+        return CodeLayout()
     if not isinstance(table, dict):
         message = f"{TABLE} must be a table: write [{TABLE}] and its keys below it"
         raise SlidegenError(path, _line_of(text, None), 1, message)
@@ -148,7 +148,7 @@ def read_layout(path: Path) -> Layout:
         if problem:
             raise SlidegenError(*where, f"[{TABLE}] {key} = {value!r}: {problem}")
         values[_KEYS[key]] = value
-    return Layout(**values)
+    return CodeLayout(**values)
 
 
 def _glob_problem(pattern: str) -> str | None:

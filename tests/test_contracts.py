@@ -24,7 +24,7 @@ from slidegen.contracts import ContractError, Site
 from slidegen.discover import discover
 from slidegen.errors import SlidegenError
 from slidegen.figures import FigureRenderer, figure_names
-from slidegen.project import Layout, Project, read_layout
+from slidegen.project import CodeLayout, Project, read_layout
 from slidegen.results import Result, Results
 from slidegen.runner import run_experiments
 from slidegen.runstore import RunRecord, run_path
@@ -470,18 +470,18 @@ def test_tool_slidegen_patterns_are_honoured(project: Project, capsys: pytest.Ca
 
 
 def test_the_default_layout_is_todays_and_this_project_states_it() -> None:
-    assert Layout() == Layout(
+    assert CodeLayout() == CodeLayout(
         experiments="model/experiments/ch[0-9][0-9]*.py",
         experiment_registry="model.experiments.registry",
         figures="figures/ch[0-9][0-9]*.py",
         figure_registry="figures.registry",
         figure_style="figures.style",
     )
-    assert (Layout().experiment_packages, Layout().figure_packages, Layout().packages) == (
+    assert (CodeLayout().experiment_packages, CodeLayout().figure_packages, CodeLayout().packages) == (
         ("model",), ("figures", "model"), ("figures", "model")
     )
-    assert read_layout(REPO / "pyproject.toml") == Layout()
-    assert Project(REPO).layout == Layout()
+    assert read_layout(REPO / "pyproject.toml") == CodeLayout()
+    assert Project(REPO).layout == CodeLayout()
 
 
 BAD_TABLES = {
@@ -538,9 +538,9 @@ def test_a_bad_tool_slidegen_table_is_a_located_error(
 
 
 def test_no_pyproject_or_no_table_means_the_defaults(tmp_path: Path) -> None:
-    assert read_layout(tmp_path / "pyproject.toml") == Layout()
+    assert read_layout(tmp_path / "pyproject.toml") == CodeLayout()
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.other]\nexperiments = 1\n')
-    assert read_layout(tmp_path / "pyproject.toml") == Layout()
+    assert read_layout(tmp_path / "pyproject.toml") == CodeLayout()
 
 
 # ---------------------------------------------------------------------- the protocols themselves

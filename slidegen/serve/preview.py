@@ -143,8 +143,10 @@ class Preview:
     # ------------------------------------------------------------------ building
 
     def watched(self) -> list[Path]:
+        """Decks, results and the code figures are drawn from (the packages ``[tool.slidegen]`` names)."""
         root = self.project.root
-        return [self.project.decks_dir, root / "results", root / "figures"]
+        code = [root / package for package in self.project.layout.figure_packages]
+        return [self.project.decks_dir, root / "results", *code]
 
     def decks_touched(self, changed: Iterable[Path]) -> list[Path] | None:
         """The decks a change touches: a deck file itself, or ``None`` for every deck."""
