@@ -113,7 +113,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from .check import results_diff
+    from .results_diff import results_diff
 
     changes = results_diff(find_project().root, args.rev)
     for change in changes:

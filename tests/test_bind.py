@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.bind import FilterError, bind_deck, deck_references, format_result, slide_sources
-from slidegen.deck import Deck, Math, Paragraph, Ref, Slide, Text
+from slidegen.bind import FilterError, bind_deck, format_result
+from slidegen.deck import Deck, Math, Paragraph, Ref, Slide, Source, Text
 from slidegen.parse import parse_deck
 from slidegen.results import Result, Results
 
@@ -117,6 +117,16 @@ def parsed(text: str = DECK) -> Deck:
     return parse_deck(path)
 
 
+def cited(deck: Deck) -> list[tuple[str, int, int]]:
+    """Every result key the bound deck's slides cite, as ``(key, line, col)`` in source order."""
+    return [(s.key, s.line, s.col) for slide in deck.slides for s in slide.sources]
+
+
+def footer_keys(slide: Slide) -> list[tuple[str, str]]:
+    """``(key, source)`` of every known result a slide cites, once each, in order."""
+    return list({s.key: s.source for s in slide.sources if s.source}.items())
+
+
 def bound(text: str = DECK) -> tuple[Deck, list[str]]:
     out, diagnostics = bind_deck(parsed(text), RESULTS)
     return out, [str(d) for d in diagnostics]
@@ -184,15 +194,16 @@ def test_literal_reference_prints_its_text() -> None:
     out, diagnostics = bind_deck(deck, RESULTS)
     ref = out.slides[0].blocks[0].children[1]
     assert (ref.text, ref.info, diagnostics) == ("2,000", (), [])
-    assert deck_references(deck) == []
+    assert cited(out) == []
     slide = replace(slide, blocks=(Paragraph((Ref('"2,000"', ("int",), 1, 7),), 1),))
     _, diagnostics = bind_deck(replace(deck, slides=(slide,)), RESULTS)
     assert [str(d) for d in diagnostics] == ['decks/01-loop.md:1:7: error: a quoted literal takes no filters: {{ "2,000" }}']
 
 
-def test_deck_references_and_slide_sources() -> None:
+def test_each_slide_records_its_sources() -> None:
     deck = parsed()
-    assert deck_references(deck) == [
+    bound_deck, _ = bind_deck(deck, RESULTS)
+    assert cited(bound_deck) == cited(bind_deck(deck, Results())[0]) == [
         ("ch01.val_loss.final", 2, 13),
         ("ch01.val_loss.final", 5, 16),
         ("ch01.val_loss.init", 7, 6),
@@ -205,12 +216,14 @@ def test_deck_references_and_slide_sources() -> None:
         ("ch01.nope", 23, 3),
         ("ch01.frac", 26, 5),
     ]
-    bound_deck, _ = bind_deck(deck, RESULTS)
     run = "run ch01.default 9f3c2a1e"
-    # a bound slide alone knows the sources of its inline references
-    assert slide_sources(bound_deck.slides[0]) == [("ch01.val_loss.final", run), ("ch01.val_loss.init", run)]
-    # the unbound slide with the results also sees those in math, captions and the title
-    assert slide_sources(deck.slides[0], RESULTS) == [
+    # the bound slide knows the sources of every reference: inline, in math, captions and the title
+    assert footer_keys(bound_deck.slides[0]) == [
         ("ch01.val_loss.final", run), ("ch01.val_loss.init", run), ("ch01.frac", run), ("ch01.params", run),
     ]
-    assert slide_sources(bound_deck.slides[1]) == [("ch01.frac", run)]
+    # as the PowerPoint footer always listed them: a known key is cited even where its filter fails
+    assert footer_keys(bound_deck.slides[1]) == [("ch01.params", run), ("ch01.frac", run)]
+    first = bound_deck.slides[0].sources
+    assert first[0] == Source("ch01.val_loss.final", 2, 13, 2.27634, 0.00213, 3, run)
+    assert first[3] == Source("ch01.val_los.final", 7, 34)  # unknown: cited, without a value
+    assert deck.slides[0].sources == ()  # only binding fills them in

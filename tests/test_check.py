@@ -1,14 +1,12 @@
-"""``slidegen check``, the citing-slides index and ``results diff``, on small projects in tmp_path."""
+"""``slidegen check`` on small projects in tmp_path."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from slidegen.check import check_project, citations_of, hand_typed_numbers, results_diff
-from slidegen.errors import UsageError
+from slidegen.check import check_project, hand_typed_numbers
 from slidegen.results import Result, Results
 
 RUN = "run ch01.default 9f3c2a1e"
@@ -207,51 +205,3 @@ def test_strict_accepts_quoted_literals(tmp_path: Path) -> None:
     assert lines(check_project(root, strict=True)) == [
         'decks/01-loop.md:3:28: error: a quoted literal takes no filters: {{ "37%" }}'
     ]
-
-
-def test_citations_of_lists_every_citing_line(tmp_path: Path) -> None:
-    root = project(tmp_path, {"01-loop.md": LOOP, "02-data.md": DATA, "03-broken.md": BROKEN})
-    assert citations_of(root) == {
-        "ch01.val_loss.init": [("decks/01-loop.md", 8)],
-        "ch01.val_los.final": [("decks/01-loop.md", 8)],
-        "ch01.params": [("decks/01-loop.md", 10)],
-        "ch01.val_loss.final": [("decks/02-data.md", 5)],
-    }
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
-
-
-def test_results_diff_against_a_revision(tmp_path: Path) -> None:
-    root = project(tmp_path, {"02-data.md": DATA, "01-loop.md": LOOP})
-    git(root, "init", "-q")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results")
-    results = Results.read(root / "results" / "results.md")
-    results.merge([
-        Result("ch01.val_loss.final", 2.31, 0.002, 3, "nats", "validation loss", "run ch01.default 77777777", 4),
-        Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "initial loss", "run ch01.default 77777777", 4),
-        Result("ch01.new", 1.0, None, None, "", "new", RUN, 2),
-    ])
-    results.remove(["ch01.unused"])
-    results.write(root / "results" / "results.md")
-    changes = results_diff(root, "HEAD")
-    assert [(c.key, c.kind, c.old_value, c.new_value, c.citations) for c in changes] == [
-        ("ch01.unused", "removed", 1.5, None, ()),
-        ("ch01.val_loss.final", "changed", 2.27634, 2.31, (("decks/02-data.md", 5),)),
-        ("ch01.new", "added", None, 1.0, ()),
-    ]  # ch01.val_loss.init: only its fingerprint moved, so its value did not change
-    assert str(changes[0]) == "ch01.unused: 1.5 -> - (not cited)"
-    assert str(changes[1]) == "ch01.val_loss.final: 2.27634 ± 0.00213 -> 2.31 ± 0.002 (decks/02-data.md:5)"
-    with pytest.raises(UsageError, match="unknown revision 'nope'"):
-        results_diff(root, "nope")
-
-
-def test_results_diff_when_the_revision_has_no_results(tmp_path: Path) -> None:
-    root = project(tmp_path, {}, ROWS[:1])
-    (root / "README").write_text("x")
-    git(root, "init", "-q")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "README")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first")
-    assert [(c.key, c.kind) for c in results_diff(root)] == [("ch01.val_loss.final", "added")]
