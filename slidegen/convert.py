@@ -68,12 +68,10 @@ class Converter:
         if kind == "heading_open":
             return d.Heading(int(token.tag[1]), _rstrip(self.inlines(inner[0])), line)
         if kind in ("bullet_list_open", "ordered_list_open"):
-            items = tuple(b for b in self.blocks(inner) if isinstance(b, d.ListItem))
+            items = self.list_items(inner)
             if kind == "bullet_list_open":
                 return d.BulletList(items, line)
             return d.OrderedList(items, int(token.attrGet("start") or 1), line)
-        if kind == "list_item_open":
-            return d.ListItem(self.blocks(inner), line)
         if kind == "blockquote_open":
             return d.Quote(self.blocks(inner), line)
         if kind == "table_open":
@@ -81,6 +79,17 @@ class Converter:
         if kind == "v_click_open":
             return d.Click(self.blocks(inner), bool(token.meta["each"]), line)
         return None
+
+    def list_items(self, tokens: list[Token]) -> tuple[d.ListItem, ...]:
+        """The items of a list, from the tokens between its open and close."""
+        items: list[d.ListItem] = []
+        i = 0
+        while i < len(tokens):
+            close = _closing(tokens, i) if tokens[i].nesting == 1 else i
+            if tokens[i].type == "list_item_open":
+                items.append(d.ListItem(self.blocks(tokens[i + 1 : close]), self.line_of(tokens[i])))
+            i = close + 1
+        return tuple(items)
 
     def leaf(self, token: Token) -> d.Block | None:
         line = self.line_of(token)
@@ -129,8 +138,8 @@ class Converter:
         opening = self.lines[line - 1].find("$$")
         refs = []
         for found in raw_refs(content, "math"):
-            at = nth_brace(self.lines, line - 1, opening + 2 if opening >= 0 else 0, content.count("{{", 0, found.start))
-            refs.append(raw_ref(found, at, lead))
+            nth = content.count("{{", 0, found.start)
+            refs.append(raw_ref(found, nth_brace(self.lines, line - 1, opening + 2 if opening >= 0 else 0, nth), lead))
         return d.MathBlock(content.strip(), line, tuple(refs))
 
     def table(self, inner: list[Token], line: int) -> d.Table:
@@ -196,7 +205,8 @@ class Converter:
                 stack.append((token, []))
             elif token.nesting == -1 and len(stack) > 1:
                 opener, nodes = stack.pop()
-                stack[-1][1].append(self.span(opener, tuple(nodes), parent, cell))
+                if opener is not None:  # only the bottom of the stack has none
+                    stack[-1][1].append(self.span(opener, tuple(nodes), parent, cell))
             else:
                 node = self.inline(token, parent, cell, offset)
                 if node is not None:
@@ -208,7 +218,7 @@ class Converter:
             url = str(opener.attrGet("href") or "")
             return d.Link(children, url, str(opener.attrGet("title") or ""),
                           self.target(parent, opener, url, cell))
-        return _SPANS[opener.type](children)  # type: ignore[call-arg]
+        return _SPANS[opener.type](children)
 
     def target(self, parent: Token, token: Token, url: str, cell: int | None) -> tuple[int, int]:
         """Where the link or image target ``url`` is written: after the label's ``](``."""

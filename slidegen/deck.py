@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 #: Layouts a slide may name in its frontmatter (Slidev's names).
 LAYOUTS: tuple[str, ...] = (
@@ -165,7 +165,7 @@ class Ref:
     raw: str = field(default="", compare=False, repr=False)
 
 
-Inline = Union[Text, Code, Emph, Strong, Strike, Link, Image, Math, SoftBreak, LineBreak, Ref]
+Inline = Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref
 
 
 # --------------------------------------------------------------------------- blocks
@@ -288,9 +288,7 @@ class Click:
     line: int = 0
 
 
-Block = Union[
-    Heading, Paragraph, BulletList, OrderedList, CodeBlock, MathBlock, Table, Figure, Quote, Rule, Click
-]
+Block = Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule | Click
 
 
 # --------------------------------------------------------------------------- slides and decks
@@ -527,7 +525,7 @@ def plain_text(nodes: tuple[Inline, ...]) -> str:
         elif isinstance(node, LineBreak):
             parts.append("\n")
         elif isinstance(node, Ref):
-            parts.append(node.text if node.text is not None else "{{ %s }}" % node.key)
+            parts.append(node.text if node.text is not None else f"{{{{ {node.key} }}}}")
         elif isinstance(node, Image):
             parts.append(node.alt)
         elif isinstance(node, (Emph, Strong, Strike, Link)):

@@ -274,7 +274,7 @@ def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[s
     if data is None and any(text.strip() for text in lines):
         raise SlidegenError(path, first + 1, 1, "frontmatter holds no keys, only comments" + hint)
     if data is not None and not isinstance(data, dict):
-        kind = {list: "a list", str: "a string"}.get(type(data), type(data).__name__)
+        kind = "a list" if isinstance(data, list) else "a string" if isinstance(data, str) else type(data).__name__
         raise SlidegenError(path, first + 1, 1,
                             f"frontmatter must be a YAML mapping of key: value lines, not {kind}{hint}")
     return data or {}

@@ -14,7 +14,8 @@ from slidegen.results import Result, Results
 
 LOSS = Result("ch01.val_loss.final", 2.27634, 0.00213, 3, "nats", "validation loss after 2,000 steps",
               "run ch01.default 9f3c2a1e", 4)
-INIT = Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "validation loss at step 0", "run ch01.default 9f3c2a1e", 4)
+INIT = Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "validation loss at step 0",
+              "run ch01.default 9f3c2a1e", 4)
 FRACTION = Result("ch01.frac", 0.371, None, None, "", "a fraction", "run ch01.default 9f3c2a1e", 3)
 PARAMS = Result("ch01.params", 5376, None, None, "", "parameters", "run ch01.default 9f3c2a1e", 3)
 AVOGADRO = Result("ch01.big", 6.02214e23, None, None, "", "a big number", "cited: Somebody 1909, p. 1", 3)
@@ -156,8 +157,10 @@ def test_bind_reports_each_problem_at_its_reference() -> None:
     _, diagnostics = bound()
     assert diagnostics == [
         "decks/01-loop.md:7:34: error: unknown result key 'ch01.val_los.final' (did you mean 'ch01.val_loss.final'?)",
-        "decks/01-loop.md:11:11: error: unknown filter 'pmm' (did you mean 'pm'?); known filters: pm, pct, sci, int, fmt(\".3g\")",
-        "decks/01-loop.md:21:11: error: malformed arguments to fmt: expected one quoted format spec, as in fmt(\".3g\")",
+        "decks/01-loop.md:11:11: error: unknown filter 'pmm' (did you mean 'pm'?); "
+        "known filters: pm, pct, sci, int, fmt(\".3g\")",
+        "decks/01-loop.md:21:11: error: malformed arguments to fmt: "
+        "expected one quoted format spec, as in fmt(\".3g\")",
         "decks/01-loop.md:23:3: error: unknown result key 'ch01.nope'",
     ]
 
@@ -174,7 +177,8 @@ def test_bind_locates_references_in_frontmatter_and_math() -> None:
 def test_malformed_reference_in_math_and_title() -> None:
     text = "---\ntitle: A {{ ch01.x | }}\n---\n\n# Hi\n\n$x = {{ ch01.x | pm | }}$\n"
     _, diagnostics = bound(text)
-    message = "malformed result reference '{}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}"  # as the parser says
+    # as the parser says
+    message = "malformed result reference '{}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}"
     assert diagnostics == [
         "decks/01-loop.md:2:10: error: " + message.format("{{ ch01.x | }}"),
         "decks/01-loop.md:7:6: error: " + message.format("{{ ch01.x | pm | }}"),
@@ -189,7 +193,8 @@ def test_binding_leaves_the_parsed_deck_alone() -> None:
 
 
 def test_literal_reference_prints_its_text() -> None:
-    slide = Slide(1, 1, "default", {}, "", "", (Paragraph((Text("About "), Ref('"2,000"', (), 1, 7), Text(" steps")), 1),))
+    text = (Text("About "), Ref('"2,000"', (), 1, 7), Text(" steps"))
+    slide = Slide(1, 1, "default", {}, "", "", (Paragraph(text, 1),))
     deck = Deck(Path("decks/01-loop.md"), "", {}, (slide,))
     out, diagnostics = bind_deck(deck, RESULTS)
     ref = out.slides[0].blocks[0].children[1]
@@ -197,7 +202,9 @@ def test_literal_reference_prints_its_text() -> None:
     assert cited(out) == []
     slide = replace(slide, blocks=(Paragraph((Ref('"2,000"', ("int",), 1, 7),), 1),))
     _, diagnostics = bind_deck(replace(deck, slides=(slide,)), RESULTS)
-    assert [str(d) for d in diagnostics] == ['decks/01-loop.md:1:7: error: a quoted literal takes no filters: {{ "2,000" }}']
+    assert [str(d) for d in diagnostics] == [
+        'decks/01-loop.md:1:7: error: a quoted literal takes no filters: {{ "2,000" }}'
+    ]
 
 
 def test_each_slide_records_its_sources() -> None:

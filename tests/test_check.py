@@ -86,7 +86,8 @@ def test_check_reports_every_problem_sorted_with_its_location(tmp_path: Path) ->
     out = check_project(root, strict=False, fingerprints=None, figure_names=["ch01.loss"])
     assert lines(out) == [
         "decks/01-loop.md:8:45: error: unknown result key 'ch01.val_los.final' (did you mean 'ch01.val_loss.final'?)",
-        "decks/01-loop.md:10:11: error: unknown filter 'pmm' (did you mean 'pm'?); known filters: pm, pct, sci, int, fmt(\".3g\")",
+        "decks/01-loop.md:10:11: error: unknown filter 'pmm' (did you mean 'pm'?); "
+        "known filters: pm, pct, sci, int, fmt(\".3g\")",
         "decks/01-loop.md:12:9: error: unknown figure 'ch01.los' (did you mean 'ch01.loss'?)",
         "decks/01-loop.md:17:8: error: unknown figure 'ch01.curve'",
         "decks/01-loop.md:22:12: error: link to unknown slide id 'splt' in 02-data.md (did you mean 'split'?)",
@@ -110,7 +111,8 @@ def test_uncited_results_are_warnings_once_every_deck_parses(tmp_path: Path) -> 
 def test_stale_and_orphaned_results_are_reported_at_their_row(tmp_path: Path) -> None:
     root = project(tmp_path, {"02-data.md": DATA})
     fresh = {"ch01.default": "9f3c2a1e77aa", "ch01.count": "0badc0de"}
-    assert [d for d in check_project(root, fingerprints=fresh) if d.path == "results/results.md" and d.severity == "error"] == []
+    fine = check_project(root, fingerprints=fresh)
+    assert [d for d in fine if d.path == "results/results.md" and d.severity == "error"] == []
     out = check_project(root, fingerprints={"ch01.default": "1234abcd5678", "ch01.counts": "0badc0de"})
     errors = [d for d in out if d.severity == "error" and d.path == "results/results.md"]
     final, params = row_line(root, "ch01.val_loss.final"), row_line(root, "ch01.params")
@@ -126,7 +128,8 @@ def test_stale_and_orphaned_results_are_reported_at_their_row(tmp_path: Path) ->
 
 
 def test_malformed_results_file_is_one_error_and_decks_are_still_checked(tmp_path: Path) -> None:
-    root = project(tmp_path, {"02-data.md": DATA.replace("#more", "#nothing"), "01-loop.md": "# 01\n\n---\nid: more\n---\n\nx\n"})
+    decks = {"02-data.md": DATA.replace("#more", "#nothing"), "01-loop.md": "# 01\n\n---\nid: more\n---\n\nx\n"}
+    root = project(tmp_path, decks)
     path = root / "results" / "results.md"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("| 4 | 0.00213 |", "| four | 0.00213 |"), encoding="utf-8")

@@ -50,3 +50,22 @@ def test_results_diff_when_the_revision_has_no_results(tmp_path: Path) -> None:
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "README")
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first")
     assert [(c.key, c.kind) for c in results_diff(root)] == [("ch01.val_loss.final", "added")]
+
+
+def test_results_diff_command_prints_each_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, {"02-data.md": DATA})
+    git(root, "init", "-q")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results")
+    monkeypatch.chdir(root)
+    assert main(["results", "diff"]) == 0
+    assert capsys.readouterr().out == "no result changed since HEAD\n"
+    results = Results.read(root / "results" / "results.md")
+    results.remove(["ch01.unused"])
+    results.write(root / "results" / "results.md")
+    assert main(["results", "diff", "HEAD"]) == 0
+    assert capsys.readouterr().out == "ch01.unused: 1.5 -> - (not cited)\n"
+    assert main(["results", "diff", "nope"]) == 2
+    assert "unknown revision 'nope'" in capsys.readouterr().err
