@@ -33,9 +33,7 @@ from slidegen.deck import (
 )
 from slidegen.errors import Diagnostic, SlidegenError
 from slidegen.index import Decks, citations, project_decks
-from slidegen.results import Results
-
-RESULTS_PATH = "results/results.md"
+from slidegen.results import RESULTS_PATH, Results
 
 #: A number as typed: 2,000 / 2.31 / 1e-3 / 37%.
 _NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?%?")

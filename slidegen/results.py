@@ -30,6 +30,8 @@ from slidegen.atomic import atomic_write
 from slidegen.errors import SlidegenError
 
 #: The columns of every results table, in order.
+#: Where a project keeps its results, relative to its root.
+RESULTS_PATH = "results/results.md"
 COLUMNS: tuple[str, ...] = ("key", "value", "digits", "sd", "n", "unit", "what", "source")
 
 #: The preamble of a new results.md (a file read from disk keeps its own).

@@ -11,9 +11,7 @@ from pathlib import Path
 
 from slidegen.errors import UsageError
 from slidegen.index import citations_of
-from slidegen.results import Result, Results
-
-RESULTS_PATH = "results/results.md"
+from slidegen.results import RESULTS_PATH, Result, Results
 
 
 @dataclass(frozen=True)
