@@ -1,9 +1,11 @@
 """Binding: resolve every ``{{ key | filter }}`` of a deck against results.md.
 
 :func:`bind_deck` returns a new deck in which every :class:`~slidegen.deck.Ref` has its
-``text`` and ``info`` filled, and references written inside math, captions, frontmatter
-titles and notes (kept as raw text by the parser) are substituted. Problems come back as
-:class:`~slidegen.errors.Diagnostic` objects at the reference's ``line:col``.
+``text`` and ``info`` filled, the raw text that holds references (math, alt text, captions,
+frontmatter strings, the notes as written) has them spliced in at the spans the parser
+recorded, and each slide lists its :class:`~slidegen.deck.Source` objects. Problems come
+back as :class:`~slidegen.errors.Diagnostic` objects at the reference's ``line:col``.
+Binding reads no file: every position comes from the parsed deck.
 
 Formats (``digits`` is the row's significant digits; the integer part is never rounded)::
 
@@ -25,9 +27,7 @@ from __future__ import annotations
 import decimal
 import difflib
 import re
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 from slidegen.deck import (
@@ -40,7 +40,6 @@ from slidegen.deck import (
     Heading,
     Image,
     Inline,
-    LineBreak,
     Link,
     Math,
     MathBlock,
@@ -49,23 +48,21 @@ from slidegen.deck import (
     Quote,
     Ref,
     Slide,
-    SoftBreak,
+    Source,
     Strike,
     Strong,
     Table,
-    block_inlines,
     plain_text,
-    walk_blocks,
+    slide_refs,
 )
 from slidegen.errors import Diagnostic, display_path
-from slidegen.mdplugins.refs import parse_ref
 from slidegen.results import Result, Results, format_number
 
 #: Filters a reference may apply, as shown in error messages.
 FILTERS: tuple[str, ...] = ("pm", "pct", "sci", "int", 'fmt(".3g")')
 
 _FILTER_RE = re.compile(r"([A-Za-z_]\w*)\s*(?:\((.*)\))?", re.DOTALL)
-_REF_RE = re.compile(r"(\\?)\{\{(.*?)\}\}")
+MALFORMED_REF = "malformed result reference '{}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}"
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 N = TypeVar("N")
@@ -186,125 +183,74 @@ def ref_info(result: Result) -> tuple[tuple[str, str], ...]:
     )
 
 
-# ---------------------------------------------------------------------- source positions
-
-
-class SourceIndex:
-    """The lines of a deck's source, to find the column of text the model keeps no column for.
-
-    ``find`` returns successive occurrences of the same text on successive calls, so
-    two identical references on one line get their own columns.
-    """
-
-    def __init__(self, path: Path | None) -> None:
-        try:
-            self.lines = path.read_text(encoding="utf-8").split("\n") if path else []
-        except OSError:
-            self.lines = []
-        self.used: set[tuple[int, int]] = set()
-
-    def find(self, needle: str, line: int, claim: bool = True) -> tuple[int, int]:
-        """``(line, col)`` of the first unclaimed ``needle`` at or after ``line``; else ``(line, 1)``."""
-        return self.search(needle, line, claim) or (max(line, 1), 1)
-
-    def search(self, needle: str, line: int, claim: bool = True, within: int = 200) -> tuple[int, int] | None:
-        """Like :meth:`find`, looking ``within`` lines from ``line``; None when not there."""
-        if not needle:
-            return None
-        for number in range(max(line, 1), min(len(self.lines), max(line, 1) + within) + 1):
-            col = self.lines[number - 1].find(needle)
-            while col >= 0:
-                if (number, col + 1) not in self.used:
-                    if claim:
-                        self.used.add((number, col + 1))
-                    return number, col + 1
-                col = self.lines[number - 1].find(needle, col + 1)
-        return None
-
-
 # ---------------------------------------------------------------------- binding
 
 
 class _Binder:
-    """One pass over a slide tree, binding references and recording where each was cited."""
+    """One pass over a deck's tree, binding references and reporting each problem once."""
 
-    def __init__(self, path: Path | None, results: Results) -> None:
-        self.path = display_path(path) if path else "<deck>"
+    def __init__(self, deck: Deck, results: Results) -> None:
+        self.path = display_path(deck.path)
         self.results = results
-        self.source = SourceIndex(path)
         self.diagnostics: list[Diagnostic] = []
-        self.sites: list[tuple[str, int, int]] = []
 
     def error(self, line: int, col: int, message: str) -> None:
         self.diagnostics.append(Diagnostic(self.path, line, col, message))
 
-    def resolve(
-        self, key: str, filters: tuple[str, ...], line: int, col: int, math_mode: bool, report: bool
-    ) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    def resolve(self, ref: Ref, math_mode: bool, report: bool) -> tuple[str | None, tuple[tuple[str, str], ...]]:
         """The text and info of one reference, or ``(None, ())`` after reporting why not."""
-        if is_literal(key):
-            if filters and report:
-                self.error(line, col, f"a quoted literal takes no filters: {{{{ {key} }}}}")
-            return key[1:-1], ()
-        if report:
-            self.sites.append((key, line, col))
-        result = self.results.get(key)
+        line, col = ref.line or 1, ref.col or 1
+        if not ref.key:
+            if report:
+                self.error(line, col, MALFORMED_REF.format(ref.raw))
+            return None, ()
+        if is_literal(ref.key):
+            if ref.filters and report:
+                self.error(line, col, f"a quoted literal takes no filters: {{{{ {ref.key} }}}}")
+            return ref.key[1:-1], ()
+        result = self.results.get(ref.key)
         if result is None:
             if report:
-                close = difflib.get_close_matches(key, list(self.results), n=1, cutoff=0.75)
+                close = difflib.get_close_matches(ref.key, list(self.results), n=1, cutoff=0.75)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
-                self.error(line, col, f"unknown result key '{key}'{hint}")
+                self.error(line, col, f"unknown result key '{ref.key}'{hint}")
             return None, ()
         try:
-            return format_result(result, filters, math_mode), ref_info(result)
+            return format_result(result, ref.filters, math_mode), ref_info(result)
         except FilterError as e:
             if report:
                 self.error(line, col, str(e))
             return None, ()
 
-    def string(self, text: str, line: int, mode: str, report: bool = True) -> str:
-        """Substitute the references in raw text: ``mode`` is ``plain``, ``math`` or ``markdown``."""
-        if "{{" not in text:
-            return text
+    def ref(self, ref: Ref, math_mode: bool = False, report: bool = True) -> Ref:
+        text, info = self.resolve(ref, math_mode, report)
+        return replace(ref, text=text, info=info)
 
-        def sub(m: re.Match[str]) -> str:
-            escaped, inner, raw = m.group(1), m.group(2), m.group(0)
-            if escaped:  # \{{ : TeX's \{ in math, Markdown's escape in notes, literal braces in titles
-                return raw if mode != "plain" else raw[1:]
-            if mode == "math" and ("{" in inner or not re.search(r"[.\"|]", inner)):
-                return raw  # TeX's own braces, such as x^{{2}}
-            at = self.source.find(raw, line, claim=report) if report else (line, 1)
-            parsed = parse_ref(inner)
-            if parsed is None:
-                if report:
-                    self.error(*at, f"malformed result reference '{raw}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}")
-                return raw
-            text_, _ = self.resolve(*parsed, *at, math_mode=mode == "math", report=report)
-            return raw if text_ is None else text_
+    def splice(self, text: str, refs: tuple[Ref, ...], math_mode: bool = False,
+               report: bool = True) -> tuple[str, tuple[Ref, ...]]:
+        """Raw ``text`` with each bound reference written over its span (unbound ones stay as written)."""
+        bound = tuple(self.ref(r, math_mode, report) for r in refs)
+        for ref in sorted(bound, key=lambda r: r.span[0], reverse=True):
+            if ref.text is not None:
+                start, end = ref.span
+                text = text[:start] + ref.text + text[end:]
+        return text, bound
 
-        return _REF_RE.sub(sub, text)
+    def inlines(self, nodes: tuple[Inline, ...], report: bool = True) -> tuple[Inline, ...]:
+        return tuple(self.inline(node, report) for node in nodes)
 
-    def inlines(self, nodes: tuple[Inline, ...], line: int, report: bool = True) -> tuple[Inline, ...]:
-        out: list[Inline] = []
-        for node in nodes:
-            out.append(self.inline(node, line, report))
-            line += sum(isinstance(n, (SoftBreak, LineBreak)) for n in _walk((node,)))
-        return tuple(out)
-
-    def inline(self, node: Inline, line: int, report: bool) -> Inline:
+    def inline(self, node: Inline, report: bool) -> Inline:
         if isinstance(node, Ref):
-            if node.line and node.col and report:
-                self.source.used.add((node.line, node.col))
-            text, info = self.resolve(node.key, node.filters, node.line or line, node.col or 1, False, report)
-            return replace(node, text=text, info=info)
+            return self.ref(node, report=report)
         if isinstance(node, Math):
-            return _changed(node, tex=self.string(node.tex, line, "math", report))
+            tex, refs = self.splice(node.tex, node.refs, True, report)
+            return _changed(node, tex=tex, refs=refs)
         if isinstance(node, Image):
-            return _changed(
-                node, alt=self.string(node.alt, line, "plain", report), title=self.string(node.title, line, "plain", report)
-            )
+            alt, alt_refs = self.splice(node.alt, node.alt_refs, report=report)
+            title, title_refs = self.splice(node.title, node.title_refs, report=report)
+            return _changed(node, alt=alt, title=title, alt_refs=alt_refs, title_refs=title_refs)
         if isinstance(node, (Emph, Strong, Strike, Link)):
-            return _changed(node, children=self.inlines(node.children, line, report))
+            return _changed(node, children=self.inlines(node.children, report))
         return node
 
     def blocks(self, blocks: tuple[Block, ...]) -> tuple[Block, ...]:
@@ -312,54 +258,72 @@ class _Binder:
 
     def block(self, block: Block) -> Block:
         if isinstance(block, (Heading, Paragraph)):
-            return _changed(block, children=self.inlines(block.children, block.line))
+            return _changed(block, children=self.inlines(block.children))
         if isinstance(block, (BulletList, OrderedList)):
             return _changed(block, items=tuple(_changed(i, blocks=self.blocks(i.blocks)) for i in block.items))
         if isinstance(block, (Quote, Click)):
             return _changed(block, blocks=self.blocks(block.blocks))
         if isinstance(block, MathBlock):
-            return _changed(block, tex=self.string(block.tex, block.line, "math"))
+            tex, refs = self.splice(block.tex, block.refs, True)
+            return _changed(block, tex=tex, refs=refs)
         if isinstance(block, Figure):
-            return _changed(
-                block,
-                alt=self.string(block.alt, block.line, "plain"),
-                title=self.string(block.title, block.line, "plain"),
-            )
+            alt, alt_refs = self.splice(block.alt, block.alt_refs)
+            title, title_refs = self.splice(block.title, block.title_refs)
+            return _changed(block, alt=alt, title=title, alt_refs=alt_refs, title_refs=title_refs)
         if isinstance(block, Table):
-            header = tuple(self.inlines(cell, block.line) for cell in block.header)
-            rows = tuple(
-                tuple(self.inlines(cell, block.line + 2 + i) for cell in row) for i, row in enumerate(block.rows)
-            )
+            header = tuple(self.inlines(cell) for cell in block.header)
+            rows = tuple(tuple(self.inlines(cell) for cell in row) for row in block.rows)
             return _changed(block, header=header, rows=rows)
         return block
 
-    def frontmatter(self, fm: dict[str, Any], line: int) -> dict[str, Any]:
-        if isinstance(fm.get("title"), str) and "{{" in fm["title"]:
-            return {**fm, "title": self.string(fm["title"], line, "plain")}
-        return fm
+    def frontmatter(self, slide: Slide) -> tuple[dict[str, Any], dict[str, tuple[Ref, ...]]]:
+        """The slide's frontmatter with every string value's references spliced in."""
+        fm, refs = dict(slide.frontmatter), {}
+        for key, written in slide.frontmatter_refs.items():
+            if isinstance(fm.get(key), str):
+                fm[key], refs[key] = self.splice(fm[key], written)
+        return fm, refs
 
-    def slide(self, slide: Slide, frontmatter_line: int = 1) -> Slide:
-        """Bind one slide; its frontmatter lies at or after ``frontmatter_line``."""
-        frontmatter = self.frontmatter(slide.frontmatter, frontmatter_line)
-        blocks = self.blocks(slide.blocks)
-        slots = {name: self.blocks(b) for name, b in slide.slots.items()}
-        notes_blocks = self.blocks(slide.notes_blocks)
-        title_inlines = self.inlines(slide.title_inlines, slide.line, report=False)
+    def slide(self, slide: Slide) -> Slide:
+        frontmatter, frontmatter_refs = self.frontmatter(slide)
+        # the title heading is one of the blocks, and the notes' references are those of notes_blocks:
+        # bound again without reporting, so each problem is reported once
+        title_inlines = self.inlines(slide.title_inlines, report=False)
         if slide.title_inlines:
             title = plain_text(title_inlines)
+        elif "title" in slide.frontmatter and slide.title == str(slide.frontmatter["title"]):
+            title = str(frontmatter["title"])
         else:
-            title = self.string(slide.title, slide.line, "plain", report=False)
-        notes = None if slide.notes is None else self.string(slide.notes, slide.notes_line, "markdown", report=False)
-        return replace(
+            title = slide.title
+        notes, notes_refs = slide.notes, slide.notes_refs
+        if notes is not None:
+            notes, notes_refs = self.splice(notes, notes_refs, report=False)
+        bound = replace(
             slide,
             frontmatter=frontmatter,
-            blocks=blocks,
-            slots=slots,
-            notes_blocks=notes_blocks,
+            frontmatter_refs=frontmatter_refs,
+            blocks=self.blocks(slide.blocks),
+            slots={name: self.blocks(b) for name, b in slide.slots.items()},
+            notes_blocks=self.blocks(slide.notes_blocks),
             title_inlines=title_inlines,
             title=title,
             notes=notes,
+            notes_refs=notes_refs,
         )
+        return replace(bound, sources=self.sources(bound))
+
+    def sources(self, slide: Slide) -> tuple[Source, ...]:
+        """Every result the slide cites, in source order, with its value as bound (literals and malformed left out)."""
+        out = []
+        for ref in slide_refs(slide):
+            if not ref.key or is_literal(ref.key):
+                continue
+            result = self.results.get(ref.key)
+            if result is None:
+                out.append(Source(ref.key, ref.line, ref.col))
+            else:
+                out.append(Source(ref.key, ref.line, ref.col, result.value, result.sd, result.n, result.source))
+        return tuple(out)
 
 
 def _changed(node: N, **fields: Any) -> N:
@@ -369,75 +333,21 @@ def _changed(node: N, **fields: Any) -> N:
     return replace(node, **fields)  # type: ignore[type-var]
 
 
-def _walk(nodes: tuple[Inline, ...]) -> Iterator[Inline]:
-    for node in nodes:
-        yield node
-        yield from _walk(getattr(node, "children", ()))
-
-
 def _dedupe(items: list[N]) -> list[N]:
     return list(dict.fromkeys(items))
 
 
 def bind_deck(deck: Deck, results: Results) -> tuple[Deck, list[Diagnostic]]:
-    """A copy of ``deck`` with every reference bound, and the problems found on the way."""
-    binder = _Binder(deck.path, results)
-    slides = _bind_slides(binder, deck)
-    headmatter = _headmatter(binder, deck, slides)
+    """A copy of ``deck`` with every reference bound and each slide's sources, and the problems found on the way."""
+    binder = _Binder(deck, results)
+    slides = tuple(binder.slide(s) for s in deck.slides)
+    headmatter = deck.headmatter
+    if deck.slides and deck.headmatter == deck.slides[0].frontmatter:  # the headmatter is slide 1's frontmatter
+        headmatter = slides[0].frontmatter
+    title = deck.title
     if deck.slides and deck.title == deck.slides[0].title:
         title = slides[0].title
-    else:
-        title = binder.string(deck.title, 1, "plain", report=False)
+    elif "title" in deck.headmatter and deck.title == str(deck.headmatter["title"]):
+        title = str(headmatter["title"])
     bound = replace(deck, headmatter=headmatter, slides=slides, title=title)
     return bound, _dedupe(binder.diagnostics)
-
-
-def _bind_slides(binder: _Binder, deck: Deck) -> tuple[Slide, ...]:
-    """Bind every slide; a slide's frontmatter sits between the previous slide and its own line."""
-    starts = [1, *(s.line for s in deck.slides)]
-    return tuple(binder.slide(s, start) for s, start in zip(deck.slides, starts))
-
-
-def _headmatter(binder: _Binder, deck: Deck, slides: tuple[Slide, ...]) -> dict[str, Any]:
-    """The bound headmatter; its title is slide 1's frontmatter title when the two are one."""
-    title = deck.headmatter.get("title")
-    if deck.slides and title is not None and title == deck.slides[0].frontmatter.get("title"):
-        return {**deck.headmatter, "title": slides[0].frontmatter.get("title")}
-    return binder.frontmatter(deck.headmatter, 1)
-
-
-def deck_references(deck: Deck) -> list[tuple[str, int, int]]:
-    """Every result key the deck cites, as ``(key, line, col)`` in source order (literals excluded)."""
-    binder = _Binder(deck.path, Results())
-    _headmatter(binder, deck, _bind_slides(binder, deck))
-    return _dedupe(binder.sites)
-
-
-def slide_sources(slide: Slide, results: Results | None = None) -> list[tuple[str, str]]:
-    """``(key, source)`` of every result cited on a slide, deduplicated, in order.
-
-    Sources come from the bound references' ``info``, else from ``results``. References
-    inside math and frontmatter titles are substituted away by binding: to list those too,
-    pass the unbound slide together with ``results``.
-    """
-    binder = _Binder(None, results or Results())
-    binder.slide(slide)
-    known: dict[str, str] = {}
-    for blocks in (slide.blocks, *slide.slots.values(), slide.notes_blocks):
-        for node in _slide_refs(blocks):
-            info = dict(node.info)
-            if info.get("source"):
-                known.setdefault(node.key, info["source"])
-    out: list[tuple[str, str]] = []
-    for key in dict.fromkeys(key for key, _, _ in binder.sites):
-        source = known.get(key) or (results[key].source if results is not None and key in results else None)
-        if source:
-            out.append((key, source))
-    return out
-
-
-def _slide_refs(blocks: tuple[Block, ...]) -> Iterator[Ref]:
-    for block in walk_blocks(blocks):
-        for node in _walk(block_inlines(block)):
-            if isinstance(node, Ref):
-                yield node

@@ -1,4 +1,9 @@
-"""``slidegen build``: parse, bind and write every deck, one process, outputs moved into place whole."""
+"""``slidegen build``: parse, bind and write every deck, one process, outputs moved into place whole.
+
+Every deck of the project is parsed and bound once per build; the deck index made from
+them goes to every writer (links between decks, the index page), so no writer reads a
+deck's source or calls the parser.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from .bind import bind_deck, slide_sources
-from .deck import Deck
+from .bind import bind_deck
+from .deck import Deck, DeckIndex
 from .errors import Diagnostic, SlidegenError
 from .figures import FigureRenderer
+from .index import index_of, read_decks
 from .media import resolve_media
-from .parse import parse_deck
 from .project import Project
 from .results import Results
 
@@ -42,24 +45,59 @@ def load_results(project: Project) -> Results:
     return Results()
 
 
-def load_deck(path: Path, results: Results) -> tuple[Deck, dict[int, list[str]]]:
-    """Parse one deck and bind its references; the first binding error is raised.
-
-    Also returns, per slide index, the lines that end its PowerPoint notes: the key and
-    source of every number on it (taken before binding, which substitutes references in
-    math and titles away).
-    """
-    parsed = parse_deck(path)
-    deck, diagnostics = bind_deck(parsed, results)
+def first_error(diagnostics: Sequence[Diagnostic]) -> SlidegenError | None:
+    """The first error among ``diagnostics``, as an exception to raise, or None."""
     for diagnostic in diagnostics:
         if diagnostic.severity == "error":
-            raise SlidegenError(diagnostic.path, diagnostic.line, diagnostic.col, diagnostic.message)
-    sources = {}
-    for slide in parsed.slides:
-        cited = slide_sources(slide, results)
-        if cited:
-            sources[slide.index] = ["Sources of the numbers on this slide:"] + [f"{k}: {src}" for k, src in cited]
-    return deck, sources
+            return SlidegenError(diagnostic.path, diagnostic.line, diagnostic.col, diagnostic.message)
+    return None
+
+
+def load_deck(path: Path, results: Results) -> tuple[Deck, list[Diagnostic]]:
+    """Parse one deck and bind its references: the bound deck and its warnings; the first error is raised."""
+    decks = read_decks([path])
+    if path in decks.failed:
+        problem = decks.failed[path]
+        raise SlidegenError(problem.path, problem.line, problem.col, problem.message)
+    deck, diagnostics = bind_deck(decks.parsed[path], results)
+    error = first_error(diagnostics)
+    if error is not None:
+        raise error
+    return deck, diagnostics
+
+
+@dataclass(frozen=True)
+class BoundDecks:
+    """Every deck of a build, parsed and bound once, and the index made from them."""
+
+    decks: dict[Path, Deck]
+    """Bound decks by resolved path (decks that did not parse are missing)."""
+    problems: dict[Path, list[Diagnostic]]
+    """Each deck's parse or binding problems, by resolved path."""
+    index: DeckIndex
+
+    def deck(self, path: Path) -> Deck:
+        """The bound deck at ``path``; its first problem is raised when it has one."""
+        key = Path(path).resolve()
+        error = first_error(self.problems.get(key, []))
+        if error is not None:
+            raise error
+        return self.decks[key]
+
+
+def bind_project(project: Project, extra: Sequence[Path] = ()) -> BoundDecks:
+    """Parse and bind every deck of ``project`` (and ``extra`` decks outside it) once; index them in that order."""
+    paths = {path.resolve(): path for path in [*project.deck_paths(), *extra]}
+    read = read_decks(list(paths.values()))
+    results = load_results(project)
+    decks: dict[Path, Deck] = {}
+    problems: dict[Path, list[Diagnostic]] = {}
+    for key, path in paths.items():
+        if path in read.failed:
+            problems[key] = [read.failed[path]]
+        else:
+            decks[key], problems[key] = bind_deck(read.parsed[path], results)
+    return BoundDecks(decks, problems, index_of(decks.values()))
 
 
 def build(
@@ -88,13 +126,13 @@ def build(
     printable: list[tuple[Deck, Path]] = []
     targets = list(paths) if paths else project.deck_paths()
     report = BuildReport()
-    built: list[Deck] = []
-    results = load_results(project)
+    every = bind_project(project, targets)
+    index = every.index
     renderer = FigureRenderer(project)
     math_cache = project.build_dir / "cache" / "math"  # equations drawn once, reused by every build
     for path in targets:
         try:
-            deck, sources = load_deck(path, results)
+            deck = every.deck(path)
             media = resolve_media(deck, renderer)
             if "html" in formats or "pdf" in formats:
                 from . import html
@@ -107,25 +145,21 @@ def build(
                 if flavor in formats:
                     from . import markdown_out
 
-                    report.written.append(markdown_out.write_deck(deck, out / flavor, media.html, flavor))
+                    report.written.append(markdown_out.write_deck(deck, out / flavor, media.html, flavor, index))
             if "pptx" in formats:
                 from . import pptx
 
                 target = out / "pptx" / f"{deck.slug}.pptx"
-                report.diagnostics.extend(
-                    pptx.write_deck(deck, target, media.pptx, notes_footer=sources, cache_dir=math_cache)
-                )
+                report.diagnostics.extend(pptx.write_deck(deck, target, media.pptx, cache_dir=math_cache))
                 report.written.append(target)
-        except SlidegenError as error:
-            report.diagnostics.append(error.diagnostic)
-            continue
-        built.append(deck)
+        except SlidegenError as failure:
+            report.diagnostics.append(failure.diagnostic)
     if "html" in formats or "pdf" in formats:
         from . import html
 
         html.copy_assets(html_dir)
     if "html" in formats:
-        report.written.append(html.write_index(index_decks(project, built), html_dir))
+        report.written.append(html.write_index(index.decks, html_dir))
     if "pdf" in formats and printable:
         written, problems = pdf.print_decks(printable, out / "pdf", notes=notes)
         report.written.extend(written)
@@ -133,35 +167,6 @@ def build(
     return report
 
 
-def index_decks(project: Project, built: list[Deck]) -> list[Deck]:
-    """Every deck of the project for the index page: the ones just built, the rest from their headmatter."""
-    by_path = {deck.path.resolve(): deck for deck in built}
-    decks = []
-    for path in project.deck_paths():
-        deck = by_path.get(path.resolve()) or index_entry(path)
-        if deck is not None:
-            decks.append(deck)
-    return decks
-
-
-def index_entry(path: Path) -> Deck | None:
-    """A deck with its title and headmatter but no slides, read cheaply for the index page.
-
-    Reads only the headmatter when it names the title; otherwise parses the whole deck.
-    A deck that does not parse is left out (it is reported when it is built itself).
-    """
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    if lines and lines[0].strip() == "---" and "---" in (line.strip() for line in lines[1:]):
-        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
-        try:
-            headmatter = yaml.safe_load("\n".join(lines[1:end]))
-        except yaml.YAMLError:
-            headmatter = None
-        title = headmatter.get("title") if isinstance(headmatter, dict) else None
-        if isinstance(title, str) and title and "{{" not in title:
-            return Deck(path=path, title=title, headmatter=headmatter, slides=())
-    try:
-        return parse_deck(path)
-    except SlidegenError:
-        return None
+def project_index(project: Project) -> DeckIndex:
+    """The index of every deck of ``project``, each parsed and bound once (for an index page without a build)."""
+    return bind_project(project).index

@@ -1,8 +1,10 @@
-"""The CI lint (``slidegen check``), the citing-slides index, and ``slidegen results diff``.
+"""The CI lint (``slidegen check``).
 
-:func:`check_project` reads every deck and results.md and returns each problem as a
-:class:`~slidegen.errors.Diagnostic`, sorted by file, line and column, paths relative to
-the project root. Errors fail CI; warnings (results no slide cites) do not.
+:func:`check_project` reads every deck once (:mod:`slidegen.index`) and results.md, and
+returns each problem as a :class:`~slidegen.errors.Diagnostic`, sorted by file, line and
+column, paths relative to the project root. Errors fail CI; warnings (results no slide
+cites) do not. The checks themselves read no file: positions come from the parsed decks,
+links between decks resolve through the :class:`~slidegen.deck.DeckIndex`.
 
 Stale results are reported once per row, at the row's line in ``results/results.md``;
 the message names the slides that cite the row.
@@ -12,31 +14,26 @@ from __future__ import annotations
 
 import difflib
 import re
-import subprocess
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from slidegen.bind import SourceIndex, bind_deck, deck_references
+from slidegen.bind import bind_deck
 from slidegen.deck import (
     Block,
     Deck,
+    DeckIndex,
     Figure,
     Heading,
     Image,
-    Inline,
-    LineBreak,
     Link,
-    SoftBreak,
-    Table,
     Text,
     block_inlines,
     walk_blocks,
+    walk_inlines,
 )
-from slidegen.errors import Diagnostic, SlidegenError, UsageError
-from slidegen.results import Result, Results
-
-RESULTS_PATH = "results/results.md"
+from slidegen.errors import Diagnostic, SlidegenError
+from slidegen.index import Decks, citations, project_decks
+from slidegen.results import RESULTS_PATH, Results
 
 #: A number as typed: 2,000 / 2.31 / 1e-3 / 37%.
 _NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?%?")
@@ -68,60 +65,47 @@ def check_project(
         diagnostics.append(e.diagnostic)
         results = None
 
-    paths, decks, parse_errors = _parse_all(root)
-    diagnostics += parse_errors
-    ids = {name: {s.id for s in deck.slides if s.id} for name, deck in decks.items()}
-    cited: dict[str, list[tuple[str, int]]] = {}
-    for name, deck in decks.items():
-        rel = f"decks/{name}"
+    decks = project_decks(root)
+    diagnostics += check_decks(decks, results, strict, fingerprints, figure_names, root)
+    out = {_relative(root, d): None for d in diagnostics}
+    return sorted(out, key=lambda d: (d.path, d.line, d.col))
+
+
+def check_decks(
+    decks: Decks,
+    results: Results | None,
+    strict: bool = False,
+    fingerprints: Mapping[str, str] | None = None,
+    figure_names: Collection[str] | None = None,
+    root: Path = Path("."),
+) -> list[Diagnostic]:
+    """The problems of decks read once: parse errors, binding, links (through the index), figures, numbers, results.
+
+    ``results`` is None when results.md itself did not read (its error is reported by the caller).
+    """
+    diagnostics = list(decks.errors)
+    index = decks.index
+    deck_files = {path.name for path in decks.paths}
+    for deck in decks.parsed.values():
+        rel = f"decks/{deck.path.name}"
         if results is not None:
             diagnostics += bind_deck(deck, results)[1]
-        for key, line, _ in deck_references(deck):
-            cited.setdefault(key, []).append((rel, line))
-        source = SourceIndex(deck.path)
-        diagnostics += _check_links(rel, deck, source, {p.name for p in paths}, ids)
+        diagnostics += _check_links(rel, deck, deck_files, index)
         if figure_names is not None:
-            diagnostics += _check_figures(rel, deck, source, figure_names)
+            diagnostics += _check_figures(rel, deck, figure_names)
         if strict:
-            diagnostics += _check_numbers(rel, deck, source)
-
+            diagnostics += _check_numbers(rel, deck)
     if results is not None:
+        cited = citations(decks.parsed.values(), root)
         if fingerprints is not None:
             diagnostics += _check_stale(results, fingerprints, cited)
-        if not parse_errors:  # a deck that did not parse may cite anything
+        if not decks.errors:  # a deck that did not parse may cite anything
             diagnostics += [
                 Diagnostic(RESULTS_PATH, r.line, 1, f"result '{key}' is not cited by any slide", "warning")
                 for key, r in results.items()
                 if key not in cited
             ]
-    out = {_relative(root, d): None for d in diagnostics}
-    return sorted(out, key=lambda d: (d.path, d.line, d.col))
-
-
-def citations_of(root: Path) -> dict[str, list[tuple[str, int]]]:
-    """Where each result key is cited: ``key -> [("decks/01-x.md", line), ...]``; decks that do not parse are skipped."""
-    out: dict[str, list[tuple[str, int]]] = {}
-    for name, deck in _parse_all(Path(root))[1].items():
-        for key, line, _ in deck_references(deck):
-            out.setdefault(key, []).append((f"decks/{name}", line))
-    return out
-
-
-# ---------------------------------------------------------------------- decks
-
-
-def _parse_all(root: Path) -> tuple[list[Path], dict[str, Deck], list[Diagnostic]]:
-    from slidegen.parse import parse_deck  # the parser is heavy; import it when needed
-
-    paths = sorted((root / "decks").glob("*.md"))
-    decks: dict[str, Deck] = {}
-    errors: list[Diagnostic] = []
-    for path in paths:
-        try:
-            decks[path.name] = parse_deck(path)
-        except SlidegenError as e:
-            errors.append(e.diagnostic)
-    return paths, decks, errors
+    return diagnostics
 
 
 def _relative(root: Path, d: Diagnostic) -> Diagnostic:
@@ -144,28 +128,11 @@ def _all_blocks(deck: Deck) -> Iterator[tuple[Block, bool]]:
             yield block, True
 
 
-def _inlines_with_lines(block: Block) -> Iterator[tuple[Inline, int]]:
-    """The inlines of one block, each with the source line it sits on (soft breaks counted)."""
-    if isinstance(block, Table):
-        rows = [(block.line, block.header), *((block.line + 2 + i, row) for i, row in enumerate(block.rows))]
-        for line, row in rows:
-            for cell in row:
-                yield from _walk_lines(cell, line)
-    else:
-        yield from _walk_lines(block_inlines(block), getattr(block, "line", 0))
-
-
-def _walk_lines(nodes: tuple[Inline, ...], line: int) -> Iterator[tuple[Inline, int]]:
-    at = [line]
-
-    def walk(nodes: tuple[Inline, ...]) -> Iterator[tuple[Inline, int]]:
-        for node in nodes:
-            yield node, at[0]
-            yield from walk(getattr(node, "children", None) or ())
-            if isinstance(node, (SoftBreak, LineBreak)):
-                at[0] += 1
-
-    return walk(nodes)
+def _inlines(block: Block) -> Iterator[Text | Link | Image]:
+    """The text runs, links and images of one block (table cells and nested spans included)."""
+    for node in walk_inlines(block_inlines(block)):
+        if isinstance(node, (Text, Link, Image)):
+            yield node
 
 
 def _did_you_mean(word: str, choices: Collection[str]) -> str:
@@ -173,41 +140,41 @@ def _did_you_mean(word: str, choices: Collection[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _check_links(
-    rel: str, deck: Deck, source: SourceIndex, deck_files: set[str], ids: Mapping[str, set[str]]
-) -> list[Diagnostic]:
+def _check_links(rel: str, deck: Deck, deck_files: set[str], index: DeckIndex) -> list[Diagnostic]:
+    """Links to ``NN-x.md`` and ``NN-x.md#id`` (or ``#id``) must name a deck file, and a slide id the index knows."""
     out: list[Diagnostic] = []
     for block, _ in _all_blocks(deck):
-        for node, line in _inlines_with_lines(block):
+        for node in _inlines(block):
             if not isinstance(node, Link) or _SCHEME_RE.match(node.url) or node.url.startswith("/"):
                 continue
             target, _, fragment = node.url.partition("#")
             name = Path(target).name if target else deck.path.name
             if target and not target.endswith(".md"):
                 continue
-            at = source.find(node.url, line)
+            entry = index.deck(name)
             if name not in deck_files:
-                out.append(Diagnostic(rel, *at, f"link to unknown deck '{target}'{_did_you_mean(name, deck_files)}"))
-            elif fragment and name in ids and fragment not in ids[name]:
-                hint = _did_you_mean(fragment, ids[name])
-                out.append(Diagnostic(rel, *at, f"link to unknown slide id '{fragment}' in {name}{hint}"))
+                message = f"link to unknown deck '{target}'{_did_you_mean(name, deck_files)}"
+                out.append(Diagnostic(rel, *node.target_at, message))
+            elif fragment and entry is not None and entry.slide(fragment) is None:
+                hint = _did_you_mean(fragment, [s.id for s in entry.slides if s.id])
+                out.append(Diagnostic(rel, *node.target_at, f"link to unknown slide id '{fragment}' in {name}{hint}"))
     return out
 
 
-def _check_figures(rel: str, deck: Deck, source: SourceIndex, names: Collection[str]) -> list[Diagnostic]:
+def _check_figures(rel: str, deck: Deck, names: Collection[str]) -> list[Diagnostic]:
     """``fig:NAME`` in images, figures and frontmatter (``image: fig:NAME``) must name a registered figure."""
-    images: list[tuple[str, int]] = []
-    starts = [1, *(s.line for s in deck.slides)]  # a slide's frontmatter lies after the previous slide
-    for slide, start in zip(deck.slides, starts):
-        images += [(v, start) for v in slide.frontmatter.values() if isinstance(v, str)]
+    images: list[tuple[str, tuple[int, int]]] = []
+    for slide in deck.slides:
+        images += [(v, slide.frontmatter_at.get(k, (slide.line, 1)))
+                   for k, v in slide.frontmatter.items() if isinstance(v, str)]
     for block, _ in _all_blocks(deck):
-        images += [(block.src, block.line)] if isinstance(block, Figure) else []
-        images += [(n.src, line) for n, line in _inlines_with_lines(block) if isinstance(n, Image)]
+        images += [(block.src, block.target_at)] if isinstance(block, Figure) else []
+        images += [(n.src, n.target_at) for n in _inlines(block) if isinstance(n, Image)]
     out: list[Diagnostic] = []
-    for src, line in images:
+    for src, at in images:
         name = src[4:]
         if src.startswith("fig:") and name not in names:
-            out.append(Diagnostic(rel, *source.find(src, line), f"unknown figure '{name}'{_did_you_mean(name, names)}"))
+            out.append(Diagnostic(rel, *at, f"unknown figure '{name}'{_did_you_mean(name, names)}"))
     return out
 
 
@@ -247,25 +214,20 @@ def hand_typed_numbers(text: str, heading: bool = False) -> list[tuple[int, str]
     return found
 
 
-def _check_numbers(rel: str, deck: Deck, source: SourceIndex) -> list[Diagnostic]:
+def _check_numbers(rel: str, deck: Deck) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for block, in_notes in _all_blocks(deck):
-        first: Inline | None = block.children[0] if isinstance(block, Heading) and block.children else None
-        for node, line in _inlines_with_lines(block):
+        first = block.children[0] if isinstance(block, Heading) and block.children else None
+        for node in _inlines(block):
             if not isinstance(node, Text):
                 continue
-            numbers = hand_typed_numbers(node.text, heading=node is first)
-            if not numbers:
-                continue
-            base = source.search(node.text, line)
             where = "speaker notes" if in_notes else "slide text"
-            for offset, number in numbers:
-                at = (base[0], base[1] + offset) if base else source.find(number, line)
+            for offset, number in hand_typed_numbers(node.text, heading=node is first):
                 message = (
                     f"hand-typed number '{number}' in {where}: cite a result ({{{{ key }}}}) "
                     f'or mark it as a literal ({{{{ "{number}" }}}})'
                 )
-                out.append(Diagnostic(rel, *at, message))
+                out.append(Diagnostic(rel, node.line, node.col + offset, message))
     return out
 
 
@@ -299,75 +261,3 @@ def _check_stale(
                 f"{current[: len(recorded)]}; run `slidegen run {experiment}` (cited by {where})",
             ))
     return out
-
-
-# ---------------------------------------------------------------------- results diff
-
-
-@dataclass(frozen=True)
-class KeyChange:
-    """One key whose value differs between a revision and the working results.md."""
-
-    key: str
-    old: Result | None
-    """The row at the revision; None when the key is new."""
-    new: Result | None
-    """The row in the working file; None when the key was removed."""
-    citations: tuple[tuple[str, int], ...]
-    """``(deck path, line)`` of every slide that cites the key."""
-
-    @property
-    def kind(self) -> str:
-        """``added``, ``removed`` or ``changed``."""
-        return "added" if self.old is None else "removed" if self.new is None else "changed"
-
-    @property
-    def old_value(self) -> float | None:
-        return None if self.old is None else self.old.value
-
-    @property
-    def new_value(self) -> float | None:
-        return None if self.new is None else self.new.value
-
-    def __str__(self) -> str:
-        def show(r: Result | None) -> str:
-            if r is None:
-                return "-"
-            return f"{r.value:g}" + ("" if r.sd is None else f" ± {r.sd:g}")
-
-        where = ", ".join(f"{p}:{line}" for p, line in self.citations) or "not cited"
-        return f"{self.key}: {show(self.old)} -> {show(self.new)} ({where})"
-
-
-def _shown(r: Result) -> tuple[object, ...]:
-    """What a slide can show of a row: a change here is a change of value."""
-    return (r.value, r.sd, r.n, r.unit, r.digits)
-
-
-def results_diff(root: Path, rev: str = "HEAD") -> list[KeyChange]:
-    """Keys added, removed or changed in value between ``git show REV:results/results.md`` and the working file.
-
-    Raises :class:`UsageError` when ``rev`` is not a commit of the project's repository.
-    """
-    root = Path(root)
-    check = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-        cwd=root, capture_output=True, text=True,
-    )
-    if check.returncode != 0:
-        raise UsageError(f"unknown revision '{rev}'" if "not a git" not in check.stderr
-                         else f"{root} is not in a git repository")
-    shown = subprocess.run(["git", "show", f"{rev}:./{RESULTS_PATH}"], cwd=root, capture_output=True)
-    old = Results.parse(shown.stdout.decode("utf-8"), f"{rev}:{RESULTS_PATH}") if shown.returncode == 0 else Results()
-    try:
-        new = Results.read(root / RESULTS_PATH)
-    except FileNotFoundError:
-        new = Results()
-    cites = citations_of(root)
-    changes: list[KeyChange] = []
-    for key in [*old, *(k for k in new if k not in old)]:
-        before, after = old.get(key), new.get(key)
-        if before is not None and after is not None and _shown(before) == _shown(after):
-            continue
-        changes.append(KeyChange(key, before, after, tuple(cites.get(key, []))))
-    return changes

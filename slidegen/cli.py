@@ -25,7 +25,9 @@ def _formats(value: str) -> list[str]:
     formats = [f.strip() for f in value.split(",") if f.strip()]
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
-        raise argparse.ArgumentTypeError(f"unknown format {', '.join(unknown) or value!r}; choose from {', '.join(FORMATS)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown format {', '.join(unknown) or value!r}; choose from {', '.join(FORMATS)}"
+        )
     return formats
 
 
@@ -41,7 +43,8 @@ def _port(value: str) -> int:
 
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="slidegen", description="Compile Slidev-style decks bound to results.md into reveal.js HTML and PowerPoint."
+        prog="slidegen",
+        description="Compile Slidev-style decks bound to results.md into reveal.js HTML and PowerPoint.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -52,7 +55,9 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--out", type=Path, default=None, help="output folder (default: build/)")
     build.add_argument("--notes", action="store_true", help="PDF: print each slide's speaker notes under it")
 
-    serve = commands.add_parser("serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save")
+    serve = commands.add_parser(
+        "serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save"
+    )
     serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
     serve.add_argument("--host", default=None,
                        help="address to bind (default: 127.0.0.1; any other address only when given here)")
@@ -62,7 +67,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     results = commands.add_parser("results", help="work with results/results.md")
     results_commands = results.add_subparsers(dest="results_command", required=True, metavar="ACTION")
-    diff = results_commands.add_parser("diff", help="keys whose values changed against a git revision, and who cites them")
+    diff = results_commands.add_parser(
+        "diff", help="keys whose values changed against a git revision, and who cites them"
+    )
     diff.add_argument("rev", nargs="?", default="HEAD", help="git revision to compare with (default: HEAD)")
 
     add_run_parser(commands)
@@ -113,7 +120,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from .check import results_diff
+    from .results_diff import results_diff
 
     changes = results_diff(find_project().root, args.rev)
     for change in changes:

@@ -140,7 +140,7 @@ def add_citations(project: Project, changes: list[Change]) -> list[Change]:
     """``changes`` with the slides citing each key (parsing only the decks that cite one)."""
     if not changes:
         return changes
-    from .check import citations_of
+    from .index import citations_of
     from .parse import parse_deck
     from .runner import Change
 

@@ -2,12 +2,15 @@
 
 A :class:`Converter` turns the token stream of one piece of a deck (a slide's body, or
 its notes) into :mod:`slidegen.deck` nodes. It knows where that piece starts in the file,
-so every block gets its source line and every result reference its exact line and column.
+so every block gets its source line, and every result reference (in running text, math,
+alt text and captions), every text run and every link or image target its exact line and
+column. Inline offsets come from :mod:`slidegen.mdplugins.positions`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from markdown_it.token import Token
@@ -15,7 +18,7 @@ from markdown_it.token import Token
 from . import deck as d
 from .errors import SlidegenError
 from .mdplugins.directives import CLICK_TAG_RE
-from .mdplugins.refs import ref_spans
+from .mdplugins.refs import RawRef, raw_refs, ref_spans
 
 BR_RE = re.compile(r"<br\s*/?>", re.IGNORECASE)
 COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -65,12 +68,10 @@ class Converter:
         if kind == "heading_open":
             return d.Heading(int(token.tag[1]), _rstrip(self.inlines(inner[0])), line)
         if kind in ("bullet_list_open", "ordered_list_open"):
-            items = tuple(b for b in self.blocks(inner) if isinstance(b, d.ListItem))
+            items = self.list_items(inner)
             if kind == "bullet_list_open":
                 return d.BulletList(items, line)
             return d.OrderedList(items, int(token.attrGet("start") or 1), line)
-        if kind == "list_item_open":
-            return d.ListItem(self.blocks(inner), line)
         if kind == "blockquote_open":
             return d.Quote(self.blocks(inner), line)
         if kind == "table_open":
@@ -78,6 +79,17 @@ class Converter:
         if kind == "v_click_open":
             return d.Click(self.blocks(inner), bool(token.meta["each"]), line)
         return None
+
+    def list_items(self, tokens: list[Token]) -> tuple[d.ListItem, ...]:
+        """The items of a list, from the tokens between its open and close."""
+        items: list[d.ListItem] = []
+        i = 0
+        while i < len(tokens):
+            close = _closing(tokens, i) if tokens[i].nesting == 1 else i
+            if tokens[i].type == "list_item_open":
+                items.append(d.ListItem(self.blocks(tokens[i + 1 : close]), self.line_of(tokens[i])))
+            i = close + 1
+        return tuple(items)
 
     def leaf(self, token: Token) -> d.Block | None:
         line = self.line_of(token)
@@ -88,7 +100,7 @@ class Converter:
         if kind == "code_block":
             return d.CodeBlock(_strip_newline(token.content), "", (), line)
         if kind in ("math_block", "math_block_label"):
-            return d.MathBlock(token.content.strip(), line)
+            return self.math_block(token, line)
         if kind == "hr":
             return d.Rule(line)
         if kind == "html_block":
@@ -115,8 +127,20 @@ class Converter:
         visible = [n for n in nodes if not _is_blank(n)]
         if len(visible) == 1 and isinstance(visible[0], d.Image):
             image = visible[0]
-            return d.Figure(image.alt, image.src, image.title, line)
+            return d.Figure(image.alt, image.src, image.title, line, image.alt_refs, image.title_refs,
+                            image.target_at)
         return d.Paragraph(nodes, line)
+
+    def math_block(self, token: Token, line: int) -> d.MathBlock:
+        """Display math, with the references written in it located by counting ``{{`` from the ``$$``."""
+        content = token.content
+        lead = len(content) - len(content.lstrip())
+        opening = self.lines[line - 1].find("$$")
+        refs = []
+        for found in raw_refs(content, "math"):
+            nth = content.count("{{", 0, found.start)
+            refs.append(raw_ref(found, nth_brace(self.lines, line - 1, opening + 2 if opening >= 0 else 0, nth), lead))
+        return d.MathBlock(content.strip(), line, tuple(refs))
 
     def table(self, inner: list[Token], line: int) -> d.Table:
         rows: list[tuple[tuple[d.Inline, ...], ...]] = []
@@ -173,38 +197,113 @@ class Converter:
         """Inline nodes of an ``inline`` token (or of some of its children)."""
         kids = (parent.children or []) if children is None else children
         stack: list[tuple[Token | None, list[d.Inline]]] = [(None, [])]
+        cursor = 0  # where the next text run may start, in parent.content
         for token in kids:
+            offset = _text_offset(parent.content, token, cursor)
+            cursor = _after(token, offset)
             if token.type in _SPANS:
                 stack.append((token, []))
             elif token.nesting == -1 and len(stack) > 1:
                 opener, nodes = stack.pop()
-                stack[-1][1].append(_span(opener, tuple(nodes)))  # type: ignore[arg-type]
+                if opener is not None:  # only the bottom of the stack has none
+                    stack[-1][1].append(self.span(opener, tuple(nodes), parent, cell))
             else:
-                node = self.inline(token, parent, cell)
+                node = self.inline(token, parent, cell, offset)
                 if node is not None:
                     stack[-1][1].append(node)
         return _merge_text(stack[0][1])
 
-    def inline(self, token: Token, parent: Token, cell: int | None) -> d.Inline | None:
+    def span(self, opener: Token, children: tuple[d.Inline, ...], parent: Token, cell: int | None) -> d.Inline:
+        if opener.type == "link_open":
+            url = str(opener.attrGet("href") or "")
+            return d.Link(children, url, str(opener.attrGet("title") or ""),
+                          self.target(parent, opener, url, cell))
+        return _SPANS[opener.type](children)
+
+    def target(self, parent: Token, token: Token, url: str, cell: int | None) -> tuple[int, int]:
+        """Where the link or image target ``url`` is written: after the label's ``](``."""
+        start, end = token.meta.get("offset", 0), token.meta.get("end", len(parent.content))
+        source = parent.content[start:end]
+        close = source.rfind("](", 0, len(source) - len(url) if url else len(source))
+        at = source.find(url, close + 2) if close >= 0 and url else -1
+        return self.position(parent, start + (at if at >= 0 else max(close + 2, 0)), cell)
+
+    def inline(self, token: Token, parent: Token, cell: int | None, offset: int) -> d.Inline | None:
         kind = token.type
         if kind in ("text", "text_special"):
-            return d.Text(token.content) if token.content else None
+            if not token.content:
+                return None
+            line, col = self.position(parent, offset, cell)
+            return d.Text(token.content, line, col)
         if kind == "code_inline":
             return d.Code(token.content)
         if kind in ("math_inline", "math_inline_double"):
-            return d.Math(token.content.strip())
+            return self.math(token, parent, cell)
         if kind == "softbreak":
             return d.SoftBreak()
         if kind == "hardbreak":
             return d.LineBreak()
         if kind == "image":
-            return d.Image(_alt_text(token.children or []), str(token.attrGet("src") or ""),
-                           str(token.attrGet("title") or ""))
+            return self.image(token, parent, cell)
         if kind == "result_ref":
             return self.ref(token, parent, cell)
         if kind == "html_inline":
             return self.html_inline(token, parent, cell)
         return d.Text(token.content) if token.content else None
+
+    def math(self, token: Token, parent: Token, cell: int | None) -> d.Math:
+        """Inline math, with the references written in it at their exact columns."""
+        content = token.content
+        start = token.meta.get("offset", 0) + len(token.markup)
+        lead = len(content) - len(content.lstrip())
+        refs = tuple(raw_ref(found, self.position(parent, start + found.start, cell), lead)
+                     for found in raw_refs(content, "math"))
+        return d.Math(content.strip(), refs)
+
+    def image(self, token: Token, parent: Token, cell: int | None) -> d.Image:
+        """An image; references in its alt text come from the label's tokens, those in its title by counting."""
+        start = token.meta.get("offset", 0)
+        alt, alt_refs = self.alt_text(token.children or [], parent, start + 2, cell)
+        src, title = str(token.attrGet("src") or ""), str(token.attrGet("title") or "")
+        source = parent.content[start : token.meta.get("end", len(parent.content))]
+        after = start + max(source.rfind("]("), 0)
+        title_refs = []
+        for found in raw_refs(title, "plain"):
+            braces = found.start + (1 if found.escaped else 0)
+            at = _nth(parent.content, "{{", after + len(src), title.count("{{", 0, braces))
+            title_refs.append(raw_ref(found, self.position(parent, at - (1 if found.escaped else 0), cell), 0))
+        return d.Image(alt, src, title, alt_refs, tuple(title_refs), self.target(parent, token, src, cell))
+
+    def alt_text(self, children: list[Token], parent: Token, base: int,
+                 cell: int | None) -> tuple[str, tuple[d.Ref, ...]]:
+        """An image's alt text as written (references kept raw for the binder), and its references.
+
+        ``base`` is where the label starts in ``parent.content``: the label's tokens are offset within it.
+        """
+        parts: list[str] = []
+        refs: list[d.Ref] = []
+        for token in children:
+            if token.type in ("softbreak", "hardbreak"):
+                parts.append(" ")
+            elif token.type == "image":
+                inner, inner_refs = self.alt_text(token.children or [], parent,
+                                                  base + token.meta.get("offset", 0) + 2, cell)
+                at = len("".join(parts))
+                refs += [replace(r, span=(r.span[0] + at, r.span[1] + at)) for r in inner_refs]
+                parts.append(inner)
+            elif token.type == "math_inline":
+                parts.append(f"${token.content}$")
+            elif token.type == "result_ref":
+                at = len("".join(parts))
+                line, col = self.position(parent, base + token.meta["offset"], cell)
+                if token.meta["key"] is None:
+                    raise self.error(line, col, MALFORMED_REF.format(token.content))
+                refs.append(d.Ref(token.meta["key"], token.meta["filters"], line, col,
+                                  span=(at, at + len(token.content)), raw=token.content))
+                parts.append(token.content)
+            elif token.nesting == 0:
+                parts.append(token.content)
+        return "".join(parts), tuple(refs)
 
     def ref(self, token: Token, parent: Token, cell: int | None) -> d.Ref:
         line, col = self.position(parent, token.meta["offset"], cell)
@@ -249,10 +348,61 @@ def _closing(tokens: list[Token], i: int) -> int:
     return len(tokens) - 1
 
 
-def _span(opener: Token, children: tuple[d.Inline, ...]) -> d.Inline:
-    if opener.type == "link_open":
-        return d.Link(children, str(opener.attrGet("href") or ""), str(opener.attrGet("title") or ""))
-    return _SPANS[opener.type](children)  # type: ignore[call-arg]
+def nth_brace(lines: list[str], row: int, col: int, n: int) -> tuple[int, int]:
+    """1-based (line, col) of the ``n``-th (from 0) ``{{`` in ``lines`` from 0-based ``row``, ``col`` on.
+
+    Raw text (math, a YAML value) keeps every ``{{`` of its source in order, so counting
+    them finds a reference's place in the file. Past the last line: the starting point.
+    """
+    for number in range(row, len(lines)):
+        text = lines[number]
+        at = text.find("{{", col if number == row else 0)
+        while at >= 0:
+            if n == 0:
+                return number + 1, at + 1
+            n -= 1
+            at = text.find("{{", at + 2)
+    return row + 1, col + 1
+
+
+def raw_ref(found: RawRef, at: tuple[int, int], lead: int) -> d.Ref:
+    """A reference found in raw text at file position ``at``; its span shifted by ``lead`` stripped characters.
+
+    An escaped ``\\{{ x }}`` (plain text) becomes the literal ``"{{ x }}"``, printing the braces;
+    a malformed one has an empty key, for binding to report.
+    """
+    span = (found.start - lead, found.end - lead)
+    if found.escaped:
+        return d.Ref(f'"{found.raw[1:]}"', (), *at, span=span, raw=found.raw)
+    key, filters = found.parsed or ("", ())
+    return d.Ref(key, filters, *at, span=span, raw=found.raw)
+
+
+def _nth(text: str, needle: str, start: int, n: int) -> int:
+    """Offset of the ``n``-th (from 0) ``needle`` in ``text`` from ``start`` on; ``start`` when there is none."""
+    at = text.find(needle, start)
+    for _ in range(n):
+        if at < 0:
+            break
+        at = text.find(needle, at + len(needle))
+    return at if at >= 0 else start
+
+
+def _text_offset(content: str, token: Token, cursor: int) -> int:
+    """Where a token starts in its inline source: text runs are found from ``cursor``, others carry their offset."""
+    if token.type not in ("text", "text_special"):
+        return int(token.meta.get("offset", cursor))
+    found = content.find(token.content, cursor) if token.content else -1
+    return found if found >= 0 else cursor
+
+
+def _after(token: Token, offset: int) -> int:
+    """Where the text after ``token`` may start."""
+    if token.type in ("text", "text_special"):
+        return offset + len(token.content)
+    if token.type == "link_open":
+        return offset + 1  # the label follows the [
+    return int(token.meta.get("end", offset))
 
 
 def _merge_text(nodes: list[d.Inline]) -> tuple[d.Inline, ...]:
@@ -260,7 +410,7 @@ def _merge_text(nodes: list[d.Inline]) -> tuple[d.Inline, ...]:
     out: list[d.Inline] = []
     for node in nodes:
         if isinstance(node, d.Text) and out and isinstance(out[-1], d.Text):
-            out[-1] = d.Text(out[-1].text + node.text)
+            out[-1] = replace(out[-1], text=out[-1].text + node.text)
         else:
             out.append(node)
     return tuple(out)
@@ -276,21 +426,6 @@ def _rstrip(nodes: tuple[d.Inline, ...]) -> tuple[d.Inline, ...]:
         text = nodes[-1].text.rstrip()
         return nodes[:-1] + ((d.Text(text),) if text else ())
     return nodes
-
-
-def _alt_text(children: list[Token]) -> str:
-    """An image's alt text as written, references kept raw for the binder."""
-    parts: list[str] = []
-    for token in children:
-        if token.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif token.type == "image":
-            parts.append(_alt_text(token.children or []))
-        elif token.type == "math_inline":
-            parts.append(f"${token.content}$")
-        elif token.nesting == 0:
-            parts.append(token.content)
-    return "".join(parts)
 
 
 def _click_wrapper(children: list[Token]) -> tuple[bool, list[Token]] | None:

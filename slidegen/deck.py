@@ -7,13 +7,20 @@ keeps the 1-based source line it came from, so any later stage can report
 
 Nodes are frozen dataclasses with tuple children: a stage that changes a deck (binding
 results, resolving figures) builds a new tree with :func:`dataclasses.replace`.
+
+Every result reference is a positioned :class:`Ref`: in running text as an inline node,
+in raw text (math, alt text, captions, frontmatter strings, the notes as written) in the
+``refs`` of the node holding that text, with its span in it. Positions that only errors
+need (``line``/``col`` of text, ``target_at`` of links and images) and those ``refs`` do
+not take part in equality, so two trees with the same content compare equal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 #: Layouts a slide may name in its frontmatter (Slidev's names).
 LAYOUTS: tuple[str, ...] = (
@@ -37,11 +44,26 @@ LAYOUT_SLOTS: dict[str, tuple[str, ...]] = {"two-cols": ("right",)}
 # --------------------------------------------------------------------------- inlines
 
 
+def _position() -> Any:
+    """A position field: kept for error messages, left out of equality and repr."""
+    return field(default=0, compare=False, repr=False)
+
+
+def _target_at() -> Any:
+    return field(default=(0, 0), compare=False, repr=False)
+
+
+def _refs() -> Any:
+    return field(default=(), compare=False, repr=False)
+
+
 @dataclass(frozen=True)
 class Text:
-    """Plain text, unescaped."""
+    """Plain text, unescaped. ``line``/``col``: 1-based file position of its first character (0: unknown)."""
 
     text: str
+    line: int = _position()
+    col: int = _position()
 
 
 @dataclass(frozen=True)
@@ -84,22 +106,32 @@ class Link:
     children: tuple[Inline, ...]
     url: str
     title: str = ""
+    target_at: tuple[int, int] = _target_at()
+    """1-based file (line, col) where ``url`` is written (``(0, 0)``: unknown)."""
 
 
 @dataclass(frozen=True)
 class Image:
-    """An image inside running text. ``src`` is a path relative to the deck or ``fig:NAME``."""
+    """An image inside running text. ``src`` is a path relative to the deck or ``fig:NAME``.
+
+    ``alt_refs`` and ``title_refs`` are the references written in ``alt`` and ``title``.
+    """
 
     alt: str
     src: str
     title: str = ""
+    alt_refs: tuple[Ref, ...] = _refs()
+    title_refs: tuple[Ref, ...] = _refs()
+    target_at: tuple[int, int] = _target_at()
+    """1-based file (line, col) where ``src`` is written (``(0, 0)``: unknown)."""
 
 
 @dataclass(frozen=True)
 class Math:
-    """Inline TeX math (``$...$``), without the dollars."""
+    """Inline TeX math (``$...$``), without the dollars; ``refs``: the references written in it."""
 
     tex: str
+    refs: tuple[Ref, ...] = _refs()
 
 
 @dataclass(frozen=True)
@@ -116,8 +148,11 @@ class LineBreak:
 class Ref:
     """A reference to a result, ``{{ key | filter }}``; filled in by binding.
 
-    ``text`` is what the slide shows once bound (``None`` before binding);
-    ``info`` carries what a writer shows beside it (value, sd, n, unit, source).
+    ``line``/``col`` point at its ``{{``. ``text`` is what the slide shows once bound
+    (``None`` before binding); ``info`` carries what a writer shows beside it (value, sd, n,
+    unit, source). A quoted ``key`` (``"2,000"``) is a literal, printed as is. In raw text,
+    ``span`` is where the reference stands in that text (``[start, end)``) and ``raw`` the
+    reference as written; an empty ``key`` marks a malformed one, which binding reports.
     """
 
     key: str
@@ -126,9 +161,11 @@ class Ref:
     col: int = 0
     text: str | None = None
     info: tuple[tuple[str, str], ...] = ()
+    span: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)
+    raw: str = field(default="", compare=False, repr=False)
 
 
-Inline = Union[Text, Code, Emph, Strong, Strike, Link, Image, Math, SoftBreak, LineBreak, Ref]
+Inline = Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref
 
 
 # --------------------------------------------------------------------------- blocks
@@ -193,10 +230,11 @@ class CodeBlock:
 
 @dataclass(frozen=True)
 class MathBlock:
-    """Display TeX math (``$$...$$``), without the dollars."""
+    """Display TeX math (``$$...$$``), without the dollars; ``refs``: the references written in it."""
 
     tex: str
     line: int = 0
+    refs: tuple[Ref, ...] = _refs()
 
 
 @dataclass(frozen=True)
@@ -211,12 +249,19 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """An image standing alone in its paragraph: a picture with alt text and optional caption."""
+    """An image standing alone in its paragraph: a picture with alt text and optional caption.
+
+    ``alt_refs`` and ``title_refs`` are the references written in ``alt`` and ``title``.
+    """
 
     alt: str
     src: str
     title: str = ""
     line: int = 0
+    alt_refs: tuple[Ref, ...] = _refs()
+    title_refs: tuple[Ref, ...] = _refs()
+    target_at: tuple[int, int] = _target_at()
+    """1-based file (line, col) where ``src`` is written (``(0, 0)``: unknown)."""
 
 
 @dataclass(frozen=True)
@@ -243,12 +288,26 @@ class Click:
     line: int = 0
 
 
-Block = Union[
-    Heading, Paragraph, BulletList, OrderedList, CodeBlock, MathBlock, Table, Figure, Quote, Rule, Click
-]
+Block = Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule | Click
 
 
 # --------------------------------------------------------------------------- slides and decks
+
+
+@dataclass(frozen=True)
+class Source:
+    """One result a slide cites: where (the ``{{`` of its reference), and what it said when bound.
+
+    ``value``, ``sd`` and ``n`` are ``None`` (and ``source`` empty) when results.md has no such key.
+    """
+
+    key: str
+    line: int
+    col: int
+    value: float | None = None
+    sd: float | None = None
+    n: int | None = None
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -281,6 +340,14 @@ class Slide:
     id: str | None = None
     title_heading: int | None = None
     title_inlines: tuple[Inline, ...] = ()
+    frontmatter_refs: dict[str, tuple[Ref, ...]] = field(default_factory=dict, compare=False, repr=False)
+    """The references written in each top-level string value of ``frontmatter``."""
+    frontmatter_at: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
+    """1-based file (line, col) where each top-level frontmatter value is written."""
+    notes_refs: tuple[Ref, ...] = field(default=(), compare=False, repr=False)
+    """The references written in ``notes`` (the text as written), to fill it in; ``notes_blocks`` holds the same."""
+    sources: tuple[Source, ...] = ()
+    """Every result the slide cites, in source order (literals left out); filled in by binding."""
 
 
 @dataclass(frozen=True)
@@ -365,7 +432,7 @@ class DeckIndex:
         return slide.number if slide else None
 
 
-def walk_inlines(nodes: tuple[Inline, ...]):
+def walk_inlines(nodes: tuple[Inline, ...]) -> Iterator[Inline]:
     """Yield every inline in ``nodes``, depth first."""
     for node in nodes:
         yield node
@@ -374,7 +441,7 @@ def walk_inlines(nodes: tuple[Inline, ...]):
             yield from walk_inlines(children)
 
 
-def walk_blocks(blocks: tuple[Block, ...]):
+def walk_blocks(blocks: tuple[Block, ...]) -> Iterator[Block]:
     """Yield every block in ``blocks``, depth first (list items' and quotes' blocks included)."""
     for block in blocks:
         yield block
@@ -393,6 +460,48 @@ def block_inlines(block: Block) -> tuple[Inline, ...]:
         cells = [*block.header, *(cell for row in block.rows for cell in row)]
         return tuple(node for cell in cells for node in cell)
     return ()
+
+
+def table_cells(block: Table) -> Iterator[tuple[Inline, ...]]:
+    """Every cell of a table, header first, row by row."""
+    yield from block.header
+    for row in block.rows:
+        yield from row
+
+
+def slide_refs(slide: Slide) -> Iterator[Ref]:
+    """Every reference a slide cites, in source order: frontmatter, body, slots, notes.
+
+    References in ``notes`` (the text as written) are left out: ``notes_blocks`` holds them.
+    """
+    refs = [ref for value in slide.frontmatter_refs.values() for ref in value]
+    for blocks in (slide.blocks, *slide.slots.values(), slide.notes_blocks):
+        refs.extend(block_refs(blocks))
+    yield from sorted(refs, key=lambda ref: (ref.line, ref.col))
+
+
+def block_refs(blocks: tuple[Block, ...]) -> Iterator[Ref]:
+    """Every reference in ``blocks``: inline ones and those written in math, alt text and captions."""
+    for block in walk_blocks(blocks):
+        if isinstance(block, MathBlock):
+            yield from block.refs
+        elif isinstance(block, Figure):
+            yield from block.alt_refs
+            yield from block.title_refs
+        else:
+            yield from inline_refs(block_inlines(block))
+
+
+def inline_refs(nodes: tuple[Inline, ...]) -> Iterator[Ref]:
+    """Every reference in ``nodes`` and in the math and images among them."""
+    for node in walk_inlines(nodes):
+        if isinstance(node, Ref):
+            yield node
+        elif isinstance(node, Math):
+            yield from node.refs
+        elif isinstance(node, Image):
+            yield from node.alt_refs
+            yield from node.title_refs
 
 
 def slide_blocks(slide: Slide) -> tuple[Block, ...]:
@@ -416,7 +525,7 @@ def plain_text(nodes: tuple[Inline, ...]) -> str:
         elif isinstance(node, LineBreak):
             parts.append("\n")
         elif isinstance(node, Ref):
-            parts.append(node.text if node.text is not None else "{{ %s }}" % node.key)
+            parts.append(node.text if node.text is not None else f"{{{{ {node.key} }}}}")
         elif isinstance(node, Image):
             parts.append(node.alt)
         elif isinstance(node, (Emph, Strong, Strike, Link)):

@@ -40,6 +40,7 @@ from .deck import (
     Code,
     CodeBlock,
     Deck,
+    DeckEntry,
     Emph,
     Figure,
     Heading,
@@ -520,7 +521,7 @@ def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path]) -> Path:
     return target
 
 
-def write_index(decks: Sequence[Deck], out_dir: Path) -> Path:
+def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path) -> Path:
     """Write ``out_dir/index.html``: every deck with its chapter, title, summary and link."""
     out_dir = Path(out_dir)
     entries = [

@@ -42,6 +42,7 @@ from .deck import (
     Code,
     CodeBlock,
     Deck,
+    DeckIndex,
     Emph,
     Figure,
     Heading,
@@ -346,11 +347,12 @@ def write_deck(
     out_dir: Path,
     media: Mapping[str, Path],
     flavor: str = "md",
+    index: DeckIndex | None = None,
 ) -> Path:
     """Write ``out_dir/SLUG.md`` (atomically), its pictures in ``out_dir/media``.
 
     ``deck`` must be bound; ``media`` maps each picture's ``src`` to its file (the HTML
-    writer's choice: figures may be SVG).
+    writer's choice: figures may be SVG); ``index`` numbers the slides that links to other decks name.
     """
     from .html import (
         _copy_media,  # the same names as in the HTML output: media/STEM-HASH.EXT
@@ -358,30 +360,10 @@ def write_deck(
 
     out_dir = Path(out_dir)
     urls = _copy_media(media, out_dir)
-    writer = MarkdownWriter(deck, urls, flavor, slide_number=_sibling_numbers(deck))
+    writer = MarkdownWriter(deck, urls, flavor, slide_number=(index or DeckIndex()).slide_number)
     target = out_dir / f"{deck.slug}.md"
     atomic_write(target, writer.deck_text())
     return target
-
-
-def _sibling_numbers(deck: Deck) -> Callable[[str, str], int | None]:
-    """Looks up the slide number of ``id`` in the deck file ``name`` beside ``deck`` (cached)."""
-    cache: dict[str, dict[str, int]] = {}
-
-    def number(name: str, slide_id: str) -> int | None:
-        if name not in cache:
-            from .errors import SlidegenError
-            from .parse import parse_deck
-
-            path = deck.path.parent / name
-            try:
-                other = parse_deck(path) if path.is_file() else None
-            except SlidegenError:
-                other = None
-            cache[name] = {s.id: s.index for s in other.slides if s.id} if other else {}
-        return cache[name].get(slide_id)
-
-    return number
 
 
 def _yaml_block(data: Mapping) -> str:

@@ -17,6 +17,10 @@ Slide rules (Slidev's):
 - ``Slide.line`` is the line right after the separator, or after the frontmatter when
   there is one (its closing ``---`` or ```` ``` ````); slide 1 without headmatter is line 1.
 - Notes are the slide's last HTML comment when only whitespace follows it.
+
+References in text markdown-it does not tokenize (each top-level frontmatter string, the
+notes as written) are found here too, at their file positions, so nothing after the parser
+reads the source again. This module holds the project's one YAML frontmatter reader.
 """
 
 from __future__ import annotations
@@ -30,10 +34,10 @@ import yaml
 from markdown_it.token import Token
 
 from . import deck as d
-from .convert import Converter
+from .convert import Converter, nth_brace, raw_ref
 from .errors import SlidegenError
 from .mdplugins import markdown
-from .mdplugins.refs import escape_ref_pipes
+from .mdplugins.refs import escape_ref_pipes, raw_refs
 
 __all__ = ["deck_to_json", "parse_deck", "parse_text"]
 
@@ -89,6 +93,14 @@ class _Notes:
     line: int  # 1-based line of ``<!--``
     text_line0: int  # 0-based file line where the trimmed text starts
     cut: tuple[int, int]  # (0-based file line, column) of ``<!--``
+    text_col0: int = 0  # 0-based column where the trimmed text starts
+
+    def at(self, offset: int) -> tuple[int, int]:
+        """1-based file (line, col) of ``offset`` in the trimmed text."""
+        text = self.text or ""
+        row = text.count("\n", 0, offset)
+        col = offset - text.rfind("\n", 0, offset) - 1 + (self.text_col0 if row == 0 else 0)
+        return self.text_line0 + row + 1, col + 1
 
 
 # ---------------------------------------------------------------------- public API
@@ -262,7 +274,7 @@ def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[s
     if data is None and any(text.strip() for text in lines):
         raise SlidegenError(path, first + 1, 1, "frontmatter holds no keys, only comments" + hint)
     if data is not None and not isinstance(data, dict):
-        kind = {list: "a list", str: "a string"}.get(type(data), type(data).__name__)
+        kind = "a list" if isinstance(data, list) else "a string" if isinstance(data, str) else type(data).__name__
         raise SlidegenError(path, first + 1, 1,
                             f"frontmatter must be a YAML mapping of key: value lines, not {kind}{hint}")
     return data or {}
@@ -287,6 +299,10 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
         notes_blocks = notes_conv.blocks([t for t in _tokens(notes.text) if t.type != "slot"])
     title, title_heading, title_inlines = _title(front.data, blocks)
     everything = blocks + tuple(b for group in slot_blocks.values() for b in group)
+    at = {key: front.where(key) for key in front.data}
+    notes_refs: tuple[d.Ref, ...] = ()
+    if notes and notes.text:
+        notes_refs = tuple(raw_ref(found, notes.at(found.start), 0) for found in raw_refs(notes.text, "markdown"))
     return d.Slide(
         index=index,
         line=body_start + 1,
@@ -303,7 +319,27 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
         id=_slide_id(path, front, before),
         title_heading=title_heading,
         title_inlines=title_inlines,
+        frontmatter_refs=_frontmatter_refs(lines, front.data, at),
+        frontmatter_at=at,
+        notes_refs=notes_refs,
     )
+
+
+def _frontmatter_refs(lines: list[str], data: dict[str, Any],
+                      at: dict[str, tuple[int, int]]) -> dict[str, tuple[d.Ref, ...]]:
+    """The references in each top-level string value, located by counting ``{{`` from the value's start."""
+    out: dict[str, tuple[d.Ref, ...]] = {}
+    for key, value in data.items():
+        if not isinstance(value, str) or "{{" not in value:
+            continue
+        line, col = at[key]
+        refs = []
+        for found in raw_refs(value, "plain"):
+            braces = found.start + (1 if found.escaped else 0)
+            row, column = nth_brace(lines, line - 1, col - 1, value.count("{{", 0, braces))
+            refs.append(raw_ref(found, (row, column - (1 if found.escaped else 0)), 0))
+        out[key] = tuple(refs)
+    return out
 
 
 def _tokens(text: str) -> list[Token]:
@@ -374,7 +410,8 @@ def _notes(tokens: list[Token], lines: list[str], start: int, end: int) -> _Note
     text_at = at + 4 + len(inner) - len(inner.lstrip())
     row = start + text.count("\n", 0, at)
     col = at - text.rfind("\n", 0, at) - 1
-    return _Notes(inner.strip() or None, row + 1, start + text.count("\n", 0, text_at), (row, col))
+    text_col = text_at - text.rfind("\n", 0, text_at) - 1
+    return _Notes(inner.strip() or None, row + 1, start + text.count("\n", 0, text_at), (row, col), text_col)
 
 
 def _ends_in_comment(tokens: list[Token]) -> bool:

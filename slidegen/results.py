@@ -5,7 +5,7 @@ The file is Markdown a reviewer can diff: a preamble, then one section per chapt
 
     | key | value | digits | sd | n | unit | what | source |
     |---|---|---|---|---|---|---|---|
-    | ch01.val_loss.final | 2.30341 | 4 | 0.0121 | 3 | nats | validation loss after 2,000 steps | run ch01.default 9f3c2a1e |
+    | ch01.val_loss.final | 2.30341 | 4 | 0.0121 | 3 | nats | final validation loss | run ch01.default 9f3c2a1e |
     | ch07.palm.spikes | 20 | 2 | | | | loss spikes in PaLM 540B | cited: Chowdhery et al. 2022, §5.1 |
 
 ``value`` and ``sd`` keep full precision (Python's shortest round-trip form).
@@ -30,6 +30,8 @@ from slidegen.atomic import atomic_write
 from slidegen.errors import SlidegenError
 
 #: The columns of every results table, in order.
+#: Where a project keeps its results, relative to its root.
+RESULTS_PATH = "results/results.md"
 COLUMNS: tuple[str, ...] = ("key", "value", "digits", "sd", "n", "unit", "what", "source")
 
 #: The preamble of a new results.md (a file read from disk keeps its own).
@@ -163,7 +165,8 @@ class Results(Mapping[str, Result]):
             if line.startswith("## "):
                 heading = _HEADING_RE.fullmatch(line)
                 if not heading or not _CHAPTER_RE.fullmatch(heading.group(1)):
-                    raise SlidegenError(path, number, 1, "malformed section heading: expected '## CHAPTER' or '## CHAPTER — Title'")
+                    raise SlidegenError(path, number, 1,
+                                        "malformed section heading: expected '## CHAPTER' or '## CHAPTER — Title'")
                 chapter = heading.group(1)
                 if chapter in out.titles:
                     raise SlidegenError(path, number, 1, f"duplicate section '{chapter}'")
@@ -177,15 +180,16 @@ class Results(Mapping[str, Result]):
                 if state == "rows":
                     state = "done"
             elif not line.lstrip().startswith("|"):
-                raise SlidegenError(path, number, 1, f"unexpected text in section '{chapter}': results sections hold only a table")
+                raise SlidegenError(path, number, 1,
+                                    f"unexpected text in section '{chapter}': results sections hold only a table")
             elif state == "header":
                 cells = [c for c, _ in _cells(line, path, number)]
                 if tuple(c.lower() for c in cells) != COLUMNS:
                     raise SlidegenError(path, number, 1, "expected the table header '| " + " | ".join(COLUMNS) + " |'")
                 state = "separator"
             elif state == "separator":
-                cells = _cells(line, path, number)
-                if len(cells) != len(COLUMNS) or not all(_SEPARATOR_RE.fullmatch(c) for c, _ in cells):
+                separators = _cells(line, path, number)
+                if len(separators) != len(COLUMNS) or not all(_SEPARATOR_RE.fullmatch(c) for c, _ in separators):
                     raise SlidegenError(path, number, 1, "expected the table separator row '|---|...' after the header")
                 state = "rows"
             elif state == "rows":

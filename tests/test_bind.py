@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.bind import FilterError, bind_deck, deck_references, format_result, slide_sources
-from slidegen.deck import Deck, Math, Paragraph, Ref, Slide, Text
+from slidegen.bind import FilterError, bind_deck, format_result
+from slidegen.deck import Deck, Math, Paragraph, Ref, Slide, Source, Text
 from slidegen.parse import parse_deck
 from slidegen.results import Result, Results
 
 LOSS = Result("ch01.val_loss.final", 2.27634, 0.00213, 3, "nats", "validation loss after 2,000 steps",
               "run ch01.default 9f3c2a1e", 4)
-INIT = Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "validation loss at step 0", "run ch01.default 9f3c2a1e", 4)
+INIT = Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "validation loss at step 0",
+              "run ch01.default 9f3c2a1e", 4)
 FRACTION = Result("ch01.frac", 0.371, None, None, "", "a fraction", "run ch01.default 9f3c2a1e", 3)
 PARAMS = Result("ch01.params", 5376, None, None, "", "parameters", "run ch01.default 9f3c2a1e", 3)
 AVOGADRO = Result("ch01.big", 6.02214e23, None, None, "", "a big number", "cited: Somebody 1909, p. 1", 3)
@@ -117,6 +118,16 @@ def parsed(text: str = DECK) -> Deck:
     return parse_deck(path)
 
 
+def cited(deck: Deck) -> list[tuple[str, int, int]]:
+    """Every result key the bound deck's slides cite, as ``(key, line, col)`` in source order."""
+    return [(s.key, s.line, s.col) for slide in deck.slides for s in slide.sources]
+
+
+def footer_keys(slide: Slide) -> list[tuple[str, str]]:
+    """``(key, source)`` of every known result a slide cites, once each, in order."""
+    return list({s.key: s.source for s in slide.sources if s.source}.items())
+
+
 def bound(text: str = DECK) -> tuple[Deck, list[str]]:
     out, diagnostics = bind_deck(parsed(text), RESULTS)
     return out, [str(d) for d in diagnostics]
@@ -146,8 +157,10 @@ def test_bind_reports_each_problem_at_its_reference() -> None:
     _, diagnostics = bound()
     assert diagnostics == [
         "decks/01-loop.md:7:34: error: unknown result key 'ch01.val_los.final' (did you mean 'ch01.val_loss.final'?)",
-        "decks/01-loop.md:11:11: error: unknown filter 'pmm' (did you mean 'pm'?); known filters: pm, pct, sci, int, fmt(\".3g\")",
-        "decks/01-loop.md:21:11: error: malformed arguments to fmt: expected one quoted format spec, as in fmt(\".3g\")",
+        "decks/01-loop.md:11:11: error: unknown filter 'pmm' (did you mean 'pm'?); "
+        "known filters: pm, pct, sci, int, fmt(\".3g\")",
+        "decks/01-loop.md:21:11: error: malformed arguments to fmt: "
+        "expected one quoted format spec, as in fmt(\".3g\")",
         "decks/01-loop.md:23:3: error: unknown result key 'ch01.nope'",
     ]
 
@@ -164,7 +177,8 @@ def test_bind_locates_references_in_frontmatter_and_math() -> None:
 def test_malformed_reference_in_math_and_title() -> None:
     text = "---\ntitle: A {{ ch01.x | }}\n---\n\n# Hi\n\n$x = {{ ch01.x | pm | }}$\n"
     _, diagnostics = bound(text)
-    message = "malformed result reference '{}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}"  # as the parser says
+    # as the parser says
+    message = "malformed result reference '{}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}"
     assert diagnostics == [
         "decks/01-loop.md:2:10: error: " + message.format("{{ ch01.x | }}"),
         "decks/01-loop.md:7:6: error: " + message.format("{{ ch01.x | pm | }}"),
@@ -179,20 +193,24 @@ def test_binding_leaves_the_parsed_deck_alone() -> None:
 
 
 def test_literal_reference_prints_its_text() -> None:
-    slide = Slide(1, 1, "default", {}, "", "", (Paragraph((Text("About "), Ref('"2,000"', (), 1, 7), Text(" steps")), 1),))
+    text = (Text("About "), Ref('"2,000"', (), 1, 7), Text(" steps"))
+    slide = Slide(1, 1, "default", {}, "", "", (Paragraph(text, 1),))
     deck = Deck(Path("decks/01-loop.md"), "", {}, (slide,))
     out, diagnostics = bind_deck(deck, RESULTS)
     ref = out.slides[0].blocks[0].children[1]
     assert (ref.text, ref.info, diagnostics) == ("2,000", (), [])
-    assert deck_references(deck) == []
+    assert cited(out) == []
     slide = replace(slide, blocks=(Paragraph((Ref('"2,000"', ("int",), 1, 7),), 1),))
     _, diagnostics = bind_deck(replace(deck, slides=(slide,)), RESULTS)
-    assert [str(d) for d in diagnostics] == ['decks/01-loop.md:1:7: error: a quoted literal takes no filters: {{ "2,000" }}']
+    assert [str(d) for d in diagnostics] == [
+        'decks/01-loop.md:1:7: error: a quoted literal takes no filters: {{ "2,000" }}'
+    ]
 
 
-def test_deck_references_and_slide_sources() -> None:
+def test_each_slide_records_its_sources() -> None:
     deck = parsed()
-    assert deck_references(deck) == [
+    bound_deck, _ = bind_deck(deck, RESULTS)
+    assert cited(bound_deck) == cited(bind_deck(deck, Results())[0]) == [
         ("ch01.val_loss.final", 2, 13),
         ("ch01.val_loss.final", 5, 16),
         ("ch01.val_loss.init", 7, 6),
@@ -205,12 +223,14 @@ def test_deck_references_and_slide_sources() -> None:
         ("ch01.nope", 23, 3),
         ("ch01.frac", 26, 5),
     ]
-    bound_deck, _ = bind_deck(deck, RESULTS)
     run = "run ch01.default 9f3c2a1e"
-    # a bound slide alone knows the sources of its inline references
-    assert slide_sources(bound_deck.slides[0]) == [("ch01.val_loss.final", run), ("ch01.val_loss.init", run)]
-    # the unbound slide with the results also sees those in math, captions and the title
-    assert slide_sources(deck.slides[0], RESULTS) == [
+    # the bound slide knows the sources of every reference: inline, in math, captions and the title
+    assert footer_keys(bound_deck.slides[0]) == [
         ("ch01.val_loss.final", run), ("ch01.val_loss.init", run), ("ch01.frac", run), ("ch01.params", run),
     ]
-    assert slide_sources(bound_deck.slides[1]) == [("ch01.frac", run)]
+    # as the PowerPoint footer always listed them: a known key is cited even where its filter fails
+    assert footer_keys(bound_deck.slides[1]) == [("ch01.params", run), ("ch01.frac", run)]
+    first = bound_deck.slides[0].sources
+    assert first[0] == Source("ch01.val_loss.final", 2, 13, 2.27634, 0.00213, 3, run)
+    assert first[3] == Source("ch01.val_los.final", 7, 34)  # unknown: cited, without a value
+    assert deck.slides[0].sources == ()  # only binding fills them in

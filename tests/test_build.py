@@ -156,3 +156,64 @@ def test_real_project_passes_strict_check_and_a_copy_with_a_missing_key_fails(
     capsys.readouterr()
     assert main(["check", "--strict"]) == 1
     assert "decks/99-broken.md:3:13: error: unknown result key 'ch01.no_such_key'" in capsys.readouterr().err
+
+
+CITING = """\
+---
+title: Loss {{ ch01.val_loss.final }}
+---
+
+| run | loss |
+|---|---|
+| base | {{ ch01.val_loss.final | pm }} |
+
+![Curve at {{ ch01.params | int }}](fig:ch01.loss "Caption {{ ch01.val_loss.init }}")
+
+Inline $L = {{ ch01.val_loss.init }}$ and
+
+$$
+N = {{ ch01.params | int }}
+$$
+
+<!--
+Say {{ ch01.val_loss.final }} and {{ "2,000" }}.
+-->
+"""
+
+
+def test_every_reference_is_a_source_of_its_slide_with_its_position(tmp_path: Path) -> None:
+    """Title, table cell, alt text, caption, inline and display math, notes: each key at its {{."""
+    from slidegen.build import load_deck
+    from slidegen.deck import Source
+    from slidegen.pptx import write_deck
+
+    run = "run ch01.default 9f3c2a1e"
+    results = Results([
+        Result("ch01.val_loss.final", 2.27634, 0.00213, 3, "nats", "final loss", run, 4),
+        Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "initial loss", run, 4),
+        Result("ch01.params", 5376, None, None, "", "parameters", "cited: Somebody 2020, p. 1", 4),
+    ])
+    path = tmp_path / "01-citing.md"
+    path.write_text(CITING, encoding="utf-8")
+    deck, _ = load_deck(path, results)
+    (slide,) = deck.slides
+    final, init = (2.27634, 0.00213, 3, run), (4.16719, 0.0004, 3, run)
+    params = (5376, None, None, "cited: Somebody 2020, p. 1")
+    assert slide.sources == (
+        Source("ch01.val_loss.final", 2, 13, *final),  # the frontmatter title
+        Source("ch01.val_loss.final", 7, 10, *final),  # a table cell
+        Source("ch01.params", 9, 12, *params),  # alt text
+        Source("ch01.val_loss.init", 9, 60, *init),  # the caption
+        Source("ch01.val_loss.init", 11, 13, *init),  # inline math
+        Source("ch01.params", 14, 5, *params),  # display math
+        Source("ch01.val_loss.final", 18, 5, *final),  # the notes; the literal is no source
+    )
+    assert slide.title == deck.title == "Loss 2.276"
+    assert slide.notes == "Say 2.276 and 2,000."
+    out = tmp_path / "01-citing.pptx"
+    write_deck(deck, out, {})
+    notes = Presentation(str(out)).slides[0].notes_slide.notes_text_frame.text
+    assert notes.endswith(
+        "Sources of the numbers on this slide:\n"
+        f"ch01.val_loss.final: {run}\nch01.params: cited: Somebody 2020, p. 1\nch01.val_loss.init: {run}"
+    )

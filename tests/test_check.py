@@ -1,14 +1,12 @@
-"""``slidegen check``, the citing-slides index and ``results diff``, on small projects in tmp_path."""
+"""``slidegen check`` on small projects in tmp_path."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from slidegen.check import check_project, citations_of, hand_typed_numbers, results_diff
-from slidegen.errors import UsageError
+from slidegen.check import check_project, hand_typed_numbers
 from slidegen.results import Result, Results
 
 RUN = "run ch01.default 9f3c2a1e"
@@ -88,7 +86,8 @@ def test_check_reports_every_problem_sorted_with_its_location(tmp_path: Path) ->
     out = check_project(root, strict=False, fingerprints=None, figure_names=["ch01.loss"])
     assert lines(out) == [
         "decks/01-loop.md:8:45: error: unknown result key 'ch01.val_los.final' (did you mean 'ch01.val_loss.final'?)",
-        "decks/01-loop.md:10:11: error: unknown filter 'pmm' (did you mean 'pm'?); known filters: pm, pct, sci, int, fmt(\".3g\")",
+        "decks/01-loop.md:10:11: error: unknown filter 'pmm' (did you mean 'pm'?); "
+        "known filters: pm, pct, sci, int, fmt(\".3g\")",
         "decks/01-loop.md:12:9: error: unknown figure 'ch01.los' (did you mean 'ch01.loss'?)",
         "decks/01-loop.md:17:8: error: unknown figure 'ch01.curve'",
         "decks/01-loop.md:22:12: error: link to unknown slide id 'splt' in 02-data.md (did you mean 'split'?)",
@@ -112,7 +111,8 @@ def test_uncited_results_are_warnings_once_every_deck_parses(tmp_path: Path) -> 
 def test_stale_and_orphaned_results_are_reported_at_their_row(tmp_path: Path) -> None:
     root = project(tmp_path, {"02-data.md": DATA})
     fresh = {"ch01.default": "9f3c2a1e77aa", "ch01.count": "0badc0de"}
-    assert [d for d in check_project(root, fingerprints=fresh) if d.path == "results/results.md" and d.severity == "error"] == []
+    fine = check_project(root, fingerprints=fresh)
+    assert [d for d in fine if d.path == "results/results.md" and d.severity == "error"] == []
     out = check_project(root, fingerprints={"ch01.default": "1234abcd5678", "ch01.counts": "0badc0de"})
     errors = [d for d in out if d.severity == "error" and d.path == "results/results.md"]
     final, params = row_line(root, "ch01.val_loss.final"), row_line(root, "ch01.params")
@@ -128,7 +128,8 @@ def test_stale_and_orphaned_results_are_reported_at_their_row(tmp_path: Path) ->
 
 
 def test_malformed_results_file_is_one_error_and_decks_are_still_checked(tmp_path: Path) -> None:
-    root = project(tmp_path, {"02-data.md": DATA.replace("#more", "#nothing"), "01-loop.md": "# 01\n\n---\nid: more\n---\n\nx\n"})
+    decks = {"02-data.md": DATA.replace("#more", "#nothing"), "01-loop.md": "# 01\n\n---\nid: more\n---\n\nx\n"}
+    root = project(tmp_path, decks)
     path = root / "results" / "results.md"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("| 4 | 0.00213 |", "| four | 0.00213 |"), encoding="utf-8")
@@ -207,51 +208,3 @@ def test_strict_accepts_quoted_literals(tmp_path: Path) -> None:
     assert lines(check_project(root, strict=True)) == [
         'decks/01-loop.md:3:28: error: a quoted literal takes no filters: {{ "37%" }}'
     ]
-
-
-def test_citations_of_lists_every_citing_line(tmp_path: Path) -> None:
-    root = project(tmp_path, {"01-loop.md": LOOP, "02-data.md": DATA, "03-broken.md": BROKEN})
-    assert citations_of(root) == {
-        "ch01.val_loss.init": [("decks/01-loop.md", 8)],
-        "ch01.val_los.final": [("decks/01-loop.md", 8)],
-        "ch01.params": [("decks/01-loop.md", 10)],
-        "ch01.val_loss.final": [("decks/02-data.md", 5)],
-    }
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
-
-
-def test_results_diff_against_a_revision(tmp_path: Path) -> None:
-    root = project(tmp_path, {"02-data.md": DATA, "01-loop.md": LOOP})
-    git(root, "init", "-q")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results")
-    results = Results.read(root / "results" / "results.md")
-    results.merge([
-        Result("ch01.val_loss.final", 2.31, 0.002, 3, "nats", "validation loss", "run ch01.default 77777777", 4),
-        Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "initial loss", "run ch01.default 77777777", 4),
-        Result("ch01.new", 1.0, None, None, "", "new", RUN, 2),
-    ])
-    results.remove(["ch01.unused"])
-    results.write(root / "results" / "results.md")
-    changes = results_diff(root, "HEAD")
-    assert [(c.key, c.kind, c.old_value, c.new_value, c.citations) for c in changes] == [
-        ("ch01.unused", "removed", 1.5, None, ()),
-        ("ch01.val_loss.final", "changed", 2.27634, 2.31, (("decks/02-data.md", 5),)),
-        ("ch01.new", "added", None, 1.0, ()),
-    ]  # ch01.val_loss.init: only its fingerprint moved, so its value did not change
-    assert str(changes[0]) == "ch01.unused: 1.5 -> - (not cited)"
-    assert str(changes[1]) == "ch01.val_loss.final: 2.27634 ± 0.00213 -> 2.31 ± 0.002 (decks/02-data.md:5)"
-    with pytest.raises(UsageError, match="unknown revision 'nope'"):
-        results_diff(root, "nope")
-
-
-def test_results_diff_when_the_revision_has_no_results(tmp_path: Path) -> None:
-    root = project(tmp_path, {}, ROWS[:1])
-    (root / "README").write_text("x")
-    git(root, "init", "-q")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "README")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first")
-    assert [(c.key, c.kind) for c in results_diff(root)] == [("ch01.val_loss.final", "added")]

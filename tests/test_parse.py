@@ -625,6 +625,33 @@ def test_refs_fixture_positions():
     assert slide.title == "Loss {{ ch01.val_loss.final }}"
 
 
+def test_references_in_raw_text_and_positions_of_text_links_and_images():
+    slide = parse_deck(FIXTURES / "parse" / "refs.md").slides[0]
+    literal = slide.blocks[5]
+    assert [(n.line, n.col) for n in literal.children if isinstance(n, Text)] == [(16, 1), (16, 45), (16, 70)]
+    (math,) = [n for n in literal.children if isinstance(n, Math)]
+    assert [(r.key, r.line, r.col, r.span, r.raw) for r in math.refs] == [("ch01.m", 16, 57, (4, 16), "{{ ch01.m }}")]
+    assert math.tex[4:16] == "{{ ch01.m }}"
+    assert [(r.key, r.filters, r.line, r.col, r.span) for r in slide.notes_refs] == [
+        ("ch04.n", ("sci",), 22, 12, (6, 24))]
+    (link,) = [n for n in slide.blocks[1].children if isinstance(n, Link)]
+    assert link.target_at == (4, 36)
+
+
+def test_references_in_frontmatter_strings_are_located_in_the_yaml():
+    text = ('---\nid: a\ntitle: "Loss {{ ch01.x }} and \\\\{{ no }}"\nalt: >\n  first line\n'
+            "  and {{ ch01.y | pm }}\n---\n\n![A](fig:ch01.loss)\n")
+    slide = parse(text).slides[0]
+    assert slide.frontmatter["alt"] == "first line and {{ ch01.y | pm }}"
+    assert slide.frontmatter_at == {"id": (2, 5), "title": (3, 8), "alt": (4, 6)}
+    refs = {k: [(r.key, r.line, r.col, r.span) for r in v] for k, v in slide.frontmatter_refs.items()}
+    assert refs == {
+        "title": [("ch01.x", 3, 14, (5, 17)), ('"{{ no }}"', 3, 32, (22, 31))],  # an escape: a literal
+        "alt": [("ch01.y", 6, 7, (15, 32))],
+    }
+    assert slide.blocks[0].target_at == (9, 6)
+
+
 def test_ref_in_heading_with_frontmatter_offset_and_nested_quote():
     deck = parse("# A\n\n---\nlayout: center\n---\n\n## Now {{ ch01.a }}\n\n> > deep {{ ch01.b|pm }}\n")
     heading, quote = deck.slides[1].blocks

@@ -28,7 +28,10 @@ def built(tmp_path_factory):
     deck, media = helper.every_feature_deck(tmp)
     model, warnings = layout.build(deck, {src: (320, 200) if src.startswith("fig") else (800, 200) for src in media})
     out = tmp / "out" / "01-training.pptx"
-    written = write_deck(deck, out, media, notes_footer={2: ["Sources: ch01.init — run ch01.default 9f3c2a1e"]})
+    cited = (d.Source("ch01.init", 9, 5, 4.17, 0.01, 3, "run ch01.default 9f3c2a1e"),
+             d.Source("ch01.init", 10, 5, 4.17, 0.01, 3, "run ch01.default 9f3c2a1e"))
+    slides = tuple(replace(s, sources=cited) if s.index == 2 else s for s in deck.slides)
+    written = write_deck(replace(deck, slides=slides), out, media)
     return deck, model, warnings, out, written
 
 
@@ -257,7 +260,8 @@ def test_titles_are_in_title_placeholders(prs):
 
 def test_notes_and_notes_footer(prs):
     notes = prs.slides[1].notes_slide.notes_text_frame.text
-    assert notes == "Say hello.\n• point one\nSources: ch01.init — run ch01.default 9f3c2a1e"
+    assert notes == ("Say hello.\n• point one\nSources of the numbers on this slide:\n"
+                     "ch01.init: run ch01.default 9f3c2a1e")
 
 
 def test_table_cells_and_header_fill(prs):
@@ -341,7 +345,7 @@ def test_fixture_deck_from_the_parser(tmp_path):
     assert "ppaction://hlinksldjump" in xml
 
 
-def test_notes_footer_param_is_optional(tmp_path):
+def test_a_slide_citing_nothing_has_no_notes_footer(tmp_path):
     deck, media = helper.every_feature_deck(tmp_path)
     deck = replace(deck, slides=deck.slides[:1])
     write_deck(deck, tmp_path / "one.pptx", media)

@@ -17,11 +17,13 @@ SAMPLE = (
     PREAMBLE
     + "## ch01 — The training loop\n\n"
     + HEADER
-    + "| ch01.val_loss.final | 2.30341234 | 4 | 0.0121 | 3 | nats | validation loss after 2,000 steps | run ch01.default 9f3c2a1e |\n"
+    + "| ch01.val_loss.final | 2.30341234 | 4 | 0.0121 | 3 | nats | validation loss after 2,000 steps "
+    "| run ch01.default 9f3c2a1e |\n"
     + "| ch01.val_loss.init | 4.167 | 4 | 0.0004 | 3 | nats | validation loss at step 0 | run ch01.default 9f3c2a1e |\n"
     + "\n## ch07\n\n"
     + HEADER
-    + "| ch07.palm.spikes | 20 | 2 | | | | loss spikes in PaLM 540B \\| 780B tokens | cited: Chowdhery et al. 2022, §5.1 |\n"
+    + "| ch07.palm.spikes | 20 | 2 | | | | loss spikes in PaLM 540B \\| 780B tokens "
+    "| cited: Chowdhery et al. 2022, §5.1 |\n"
     + "| ch07.zloss | 0.0001 | 1 | | | | z-loss coefficient | cited: Chowdhery et al. 2022, §5 |\n"
 )
 
@@ -104,8 +106,10 @@ FIRST_ROW = PREAMBLE.count("\n") + 5  # line of the first row below "## ch01", b
         (ROW.replace(" | 3 | ", " | 3.5 | "), 42, "n '3.5' of 'ch01.val_loss.final' must be a whole number >= 1"),
         (ROW.replace(" | 4 | ", " |  | "), 31, "digits '' of 'ch01.val_loss.final' must be a whole number >= 1"),
         (ROW.replace("| nats ", ""), 1, "row has 7 cells, expected 8 (key, value, digits, sd, n, unit, what, source)"),
-        (ROW.replace("ch01.val_loss.final", "val_loss"), 3, "bad result key 'val_loss': expected CHAPTER.name, e.g. 'ch01.val_loss'"),
-        (ROW.replace("ch01.val_loss.final", "ch02.val_loss"), 3, "result key 'ch02.val_loss' is in section 'ch01': keys start with their chapter"),
+        (ROW.replace("ch01.val_loss.final", "val_loss"), 3,
+         "bad result key 'val_loss': expected CHAPTER.name, e.g. 'ch01.val_loss'"),
+        (ROW.replace("ch01.val_loss.final", "ch02.val_loss"), 3,
+         "result key 'ch02.val_loss' is in section 'ch01': keys start with their chapter"),
         (ROW.replace("run ch01.default 9f3c2a1e", "ch01.default"), 60,
          "source 'ch01.default' of 'ch01.val_loss.final' must be 'run EXPERIMENT FINGERPRINT' or 'cited: PUBLICATION'"),
         (ROW.rstrip("|\n") + "\n", 85, "table row must start and end with '|'"),

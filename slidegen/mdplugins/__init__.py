@@ -12,9 +12,10 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from .directives import click_plugin, slot_plugin
+from .positions import positions_plugin
 from .refs import refs_plugin
 
-__all__ = ["click_plugin", "markdown", "refs_plugin", "slot_plugin"]
+__all__ = ["click_plugin", "markdown", "positions_plugin", "refs_plugin", "slot_plugin"]
 
 
 def _keep_url(url: str) -> str:
@@ -34,5 +35,6 @@ def markdown() -> MarkdownIt:
     refs_plugin(md)
     click_plugin(md)
     slot_plugin(md)
+    positions_plugin(md)
     md.normalizeLink = _keep_url  # type: ignore[method-assign]
     return md

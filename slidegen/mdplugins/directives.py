@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 
 from markdown_it import MarkdownIt
+from markdown_it.ruler import RuleOptionsType
 from markdown_it.rules_block import StateBlock
 
 CLICK_TAG_RE = re.compile(r"<(/?)(v-clicks?)>")
 SLOT_RE = re.compile(r"::([A-Za-z0-9_-]+)::")
-_INTERRUPTS = {"alt": ["paragraph", "reference", "blockquote", "list"]}
+_INTERRUPTS: RuleOptionsType = {"alt": ["paragraph", "reference", "blockquote", "list"]}
 
 
 def click_plugin(md: MarkdownIt) -> None:
@@ -65,7 +66,7 @@ def _click_rule(state: StateBlock, startLine: int, endLine: int, silent: bool) -
         return True
 
     old_parent, old_max = state.parentType, state.lineMax
-    state.parentType, state.lineMax = "v_click", close  # type: ignore[assignment]
+    state.parentType, state.lineMax = "v_click", close
     token = state.push("v_click_open", "div", 1)
     token.map = [startLine, close + 1]
     token.meta = {"each": name == "v-clicks"}

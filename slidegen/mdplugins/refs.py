@@ -13,6 +13,7 @@ autolinks and raw HTML are consumed by their own rules before this one sees a ``
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
@@ -71,6 +72,48 @@ def ref_spans(line: str) -> list[tuple[int, int]]:
         spans.append((start, end + 2))
         start = line.find("{{", end + 2)
     return spans
+
+
+@dataclass(frozen=True)
+class RawRef:
+    """A reference found in raw text (math, alt text, a caption, a frontmatter value, the notes)."""
+
+    start: int
+    """Offset of ``{{`` (of the backslash, when ``escaped``)."""
+    end: int
+    """Offset after ``}}``."""
+    raw: str
+    """The reference as written, from ``{{`` (or ``\\{{``) to ``}}``."""
+    parsed: tuple[str, tuple[str, ...]] | None
+    """``(key, filters)``; None when malformed."""
+    escaped: bool = False
+    """Written ``\\{{ ... }}``: braces meant literally."""
+
+
+def raw_refs(text: str, mode: str = "plain") -> list[RawRef]:
+    """The references in raw ``text``, in order.
+
+    ``mode`` is ``plain`` (titles, captions, alt text, frontmatter: ``\\{{ x }}`` is
+    returned as ``escaped``, to print the braces), ``math`` (``\\{{`` is TeX's ``\\{`` and
+    TeX's own braces such as ``x^{{2}}`` are no reference: skipped) or ``markdown`` (the
+    notes as written: ``\\{{`` skipped).
+    """
+    found: list[RawRef] = []
+    spans, base = [], 0
+    for line in text.split("\n"):  # a reference never spans lines
+        spans += [(base + start, base + end) for start, end in ref_spans(line)]
+        base += len(line) + 1
+    for start, end in spans:
+        raw, inner = text[start:end], text[start + 2 : end - 2]
+        escaped = start > 0 and text[start - 1] == "\\"
+        if escaped:
+            if mode == "plain":
+                found.append(RawRef(start - 1, end, "\\" + raw, None, escaped=True))
+            continue
+        if mode == "math" and ("{" in inner or not re.search(r'[."|]', inner)):
+            continue
+        found.append(RawRef(start, end, raw, parse_ref(inner)))
+    return found
 
 
 def escape_ref_pipes(line: str) -> str:

@@ -9,7 +9,7 @@ draws that model with python-pptx. Raw XML lives in :mod:`slidegen.pptx.pml` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from slidegen.atomic import atomic_write
@@ -20,23 +20,20 @@ __all__ = ["write_deck", "image_sizes"]
 
 
 def write_deck(deck: Deck, path: Path, media: Mapping[str, Path],
-               notes_footer: Mapping[int, Sequence[str]] | None = None,
                cache_dir: Path | None = None) -> list[Diagnostic]:
     """Write ``deck`` to ``path`` atomically and return the warnings.
 
     ``media`` maps each image src as written in the deck (``Figure.src``, ``Image.src``,
     ``fig:NAME``, a slide's ``image:``) to a PNG or JPEG file; a src missing from it
-    becomes a placeholder and a warning. ``notes_footer`` maps a slide's 1-based index to
-    lines appended to its speaker notes (``Sources: key — source``). ``cache_dir`` keeps
+    becomes a placeholder and a warning. Each slide's speaker notes end with the sources of
+    the numbers it cites (``Slide.sources``, filled in by binding). ``cache_dir`` keeps
     each display formula's OMML and fallback PNG across builds (``None``: kept in memory
     for this process only). Raises SlidegenError when display math cannot become an equation.
     """
     from slidegen.pptx import layout, render
     from slidegen.pptx.cache import MathCache
 
-    model, warnings = layout.build(deck, image_sizes(media),
-                                   {k: list(v) for k, v in (notes_footer or {}).items()},
-                                   MathCache(cache_dir))
+    model, warnings = layout.build(deck, image_sizes(media), MathCache(cache_dir))
     atomic_write(path, render.save(render.render(model, media)))
     return warnings
 

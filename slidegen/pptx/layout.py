@@ -91,13 +91,12 @@ KINDS: dict[str, Kind] = {
 
 
 def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
-          notes_footer: Mapping[int, list[str]] | None = None,
           math: MathCache | None = None) -> tuple[PresentationModel, list[Diagnostic]]:
     """Lay out every slide of ``deck``.
 
     ``image_sizes`` maps each image src that has a file to its pixel size; a src missing
-    from it becomes a placeholder and a warning. ``notes_footer`` maps a slide index to
-    lines appended to its notes. ``math`` converts display math (default: in memory, no
+    from it becomes a placeholder and a warning. Each slide's notes end with
+    :func:`notes_footer`. ``math`` converts display math (default: in memory, no
     files). Raises SlidegenError for LaTeX that cannot be converted.
     """
     warnings: list[Diagnostic] = []
@@ -106,11 +105,18 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
     math = math or MathCache()
     for slide in deck.slides:
         model, slide_warnings = _slide(deck, slide, image_sizes, where, math)
-        extra = tuple((notes_footer or {}).get(slide.index, ()))
-        slides.append(replace(model, notes_footer=extra))
+        slides.append(replace(model, notes_footer=notes_footer(slide)))
         warnings += slide_warnings
     author = str(deck.headmatter.get("author", "") or "")
     return PresentationModel(WIDTH, HEIGHT, deck.title, author, tuple(slides)), warnings
+
+
+def notes_footer(slide: d.Slide) -> tuple[str, ...]:
+    """The lines that end a bound slide's notes: each result it cites with its source, once (none: no lines)."""
+    known = {source.key: source.source for source in slide.sources if source.source}
+    if not known:
+        return ()
+    return ("Sources of the numbers on this slide:", *(f"{key}: {text}" for key, text in known.items()))
 
 
 # --------------------------------------------------------------------------- one slide

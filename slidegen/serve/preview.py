@@ -175,7 +175,7 @@ class Preview:
         Returns the names of the pages rebuilt (``01-x.html``, ``index.html``).
         """
         from slidegen import html
-        from slidegen.build import build, index_decks
+        from slidegen.build import build, project_index
 
         with self._lock:
             start = time.perf_counter()
@@ -200,7 +200,7 @@ class Preview:
                             print(diagnostic, file=self.log)
                 else:
                     html.copy_assets(self.html_dir)
-                    html.write_index(index_decks(self.project, []), self.html_dir)
+                    html.write_index(project_index(self.project).decks, self.html_dir)
             except SlidegenError as error:  # results.md itself, for instance: every deck shows it
                 failures = {path: [str(error.diagnostic)] for path in present}
             except Exception as error:  # a bug must not stop the preview: show it on the page
