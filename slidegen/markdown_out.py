@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from .assets import copy_media
 from .atomic import atomic_write
 from .deck import (
     Block,
@@ -352,12 +353,8 @@ def write_deck(
     ``deck`` must be bound; ``media`` maps each picture's ``src`` to its file (the HTML
     writer's choice: figures may be SVG).
     """
-    from .html import (
-        _copy_media,  # the same names as in the HTML output: media/STEM-HASH.EXT
-    )
-
     out_dir = Path(out_dir)
-    urls = _copy_media(media, out_dir)
+    urls = copy_media(media, out_dir)  # the same names as in the HTML output: media/STEM-HASH.EXT
     writer = MarkdownWriter(deck, urls, flavor, slide_number=_sibling_numbers(deck))
     target = out_dir / f"{deck.slug}.md"
     atomic_write(target, writer.deck_text())
