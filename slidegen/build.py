@@ -10,10 +10,10 @@ from pathlib import Path
 import yaml
 
 from .bind import bind_deck, slide_sources
-from .deck import Deck
+from .deck import Deck, DeckEntry, DeckIndex, SlideEntry
 from .errors import Diagnostic, SlidegenError
 from .figures import FigureRenderer
-from .media import resolve_media
+from .media import Media, resolve_media
 from .parse import parse_deck
 from .project import Project
 from .results import Results
@@ -92,10 +92,17 @@ def build(
     results = load_results(project)
     renderer = FigureRenderer(project)
     math_cache = project.build_dir / "cache" / "math"  # equations drawn once, reused by every build
+    loaded: list[tuple[Deck, dict[int, list[str]], Media]] = []
     for path in targets:
         try:
             deck, sources = load_deck(path, results)
-            media = resolve_media(deck, renderer)
+            loaded.append((deck, sources, resolve_media(deck, renderer)))
+        except SlidegenError as error:
+            report.diagnostics.append(error.diagnostic)
+    wants_md = any(flavor in formats for flavor in ("md", "marp"))
+    index = DeckIndex(tuple(index_decks(project, [deck for deck, _, _ in loaded], slides=wants_md)))
+    for deck, sources, media in loaded:
+        try:
             if "html" in formats or "pdf" in formats:
                 from . import html
 
@@ -107,7 +114,7 @@ def build(
                 if flavor in formats:
                     from . import markdown_out
 
-                    report.written.append(markdown_out.write_deck(deck, out / flavor, media.html, flavor))
+                    report.written.append(markdown_out.write_deck(deck, out / flavor, media.html, flavor, index))
             if "pptx" in formats:
                 from . import pptx
 
@@ -133,15 +140,33 @@ def build(
     return report
 
 
-def index_decks(project: Project, built: list[Deck]) -> list[Deck]:
-    """Every deck of the project for the index page: the ones just built, the rest from their headmatter."""
+def index_decks(project: Project, built: list[Deck], slides: bool = False) -> list[DeckEntry]:
+    """Every deck of the project for the index page and links: the ones just built, the rest read from disk.
+
+    With ``slides``, the rest are parsed whole, so links into them find their slide numbers.
+    """
     by_path = {deck.path.resolve(): deck for deck in built}
-    decks = []
+    entries = []
     for path in project.deck_paths():
-        deck = by_path.get(path.resolve()) or index_entry(path)
+        deck = by_path.pop(path.resolve(), None) or (_parsed(path) if slides else index_entry(path))
         if deck is not None:
-            decks.append(deck)
-    return decks
+            entries.append(deck_entry(deck))
+    if slides:  # decks built from outside decks/ can be linked to as well
+        entries += [deck_entry(deck) for deck in by_path.values()]
+    return entries
+
+
+def deck_entry(deck: Deck) -> DeckEntry:
+    """``deck`` as the deck index holds it."""
+    slides = tuple(SlideEntry(s.index, s.id, s.title, s.line) for s in deck.slides)
+    return DeckEntry(deck.path, deck.title, deck.headmatter, slides)
+
+
+def _parsed(path: Path) -> Deck | None:
+    try:
+        return parse_deck(path)
+    except SlidegenError:
+        return None
 
 
 def index_entry(path: Path) -> Deck | None:
