@@ -94,7 +94,7 @@ def test_sections_carry_the_classes_of_their_layouts_facts(built):
 
 def test_clicks_become_numbered_fragments(built):
     deck, _, page = built
-    for slide, section in zip(deck.slides, sections(page)):
+    for slide, section in zip(deck.slides, sections(page), strict=True):
         indices = sorted({int(i) for i in re.findall(r'data-fragment-index="(\d+)"', section)})
         assert indices == list(range(slide.clicks)), slide.index
     measure = sections(page)[1]
@@ -316,7 +316,7 @@ def test_sample_deck_renders(tmp_path):
     deck = parse.parse_deck(sample)
     page = html.write_deck(deck, tmp_path, {}).read_text(encoding="utf-8")
     assert len(sections(page)) == len(deck.slides)
-    for slide, section in zip(deck.slides, sections(page)):
+    for slide, section in zip(deck.slides, sections(page), strict=True):
         indices = {int(i) for i in re.findall(r'data-fragment-index="(\d+)"', section)}
         assert len(indices) == slide.clicks, f"slide {slide.index}"
     assert page.count("<script") == 4

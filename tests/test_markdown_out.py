@@ -204,8 +204,8 @@ def test_marp_cli_renders_one_slide_per_deck_slide(built: Path, tmp_path: Path) 
         pytest.skip(reason)
     source = built / "build" / "marp" / "03-sample.md"
     out = tmp_path / "sample.html"
-    run = subprocess.run([str(MARP), "--html", str(source), "-o", str(out)], check=False, capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
+    run = subprocess.run([str(MARP), "--html", str(source), "-o", str(out)], check=False, capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     page = out.read_text(encoding="utf-8")
     slides = re.findall(r'<section\b[^>]*\bid="(\d+)"', page)  # split backgrounds add id-less sections

@@ -164,7 +164,8 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
 
     if kind.layout.centered:
         author = str(deck.headmatter.get("author") or "") if slide.layout == "cover" else ""
-        placed = fit(lambda ctx: _place_centered(slide, kind, ctx, columns[0], region, image_sizes, author))
+        group = tuple(b for column in columns for b in column)  # one group: the slots one after the other
+        placed = fit(lambda ctx: _place_centered(slide, kind, ctx, group, region, image_sizes, author))
     else:
         placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
         top = BODY_TOP if placed else Inches(0.5)
@@ -187,10 +188,11 @@ def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
     """The slots to lay out (one column each), the region (title and body) they share, and any half-slide image."""
     full = Box(MARGIN, 0, WIDTH - 2 * MARGIN, HEIGHT)
     if spec.slots:
-        return [blocks, *(tuple(slide.slots.get(name, ())) for name in spec.slots)], full, []
-    extra = tuple(b for name, slot in slide.slots.items() for b in slot)
+        columns = [blocks, *(tuple(slide.slots.get(name, ())) for name in spec.slots)]
+    else:
+        columns = [blocks + tuple(b for slot in slide.slots.values() for b in slot)]
     if spec.image is None:
-        return [blocks + extra], full, []
+        return columns, full, []
     half = WIDTH // 2
     left = spec.image == "left"
     region = Box(half + MARGIN if left else MARGIN, 0, half - 2 * MARGIN, HEIGHT)
@@ -199,14 +201,14 @@ def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
     if not src or str(src) not in image_sizes:
         why = "has no 'image:' in its frontmatter" if not src else f"image '{src}' was not found"
         warnings.append(Diagnostic(where, slide.line, 1, f"{slide.layout} slide {why}", "warning"))
-        return [blocks + extra], region, [_missing(image_box, str(src or "image:"))]
+        return columns, region, [_missing(image_box, str(src or "image:"))]
     pad = Inches(0.4)
     picture: list[Shape] = []
     alt = str(slide.frontmatter.get("alt") or slide.title or src)
     _place_figure(FigureItem(str(src), alt, None, slide.line),
                   Box(image_box.x + pad, image_box.y + pad, image_box.w - 2 * pad, image_box.h - 2 * pad),
                   image_sizes, picture, None, middle=True)
-    return [blocks + extra], region, picture
+    return columns, region, picture
 
 
 def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Block, ...], region: Box,
