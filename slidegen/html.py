@@ -8,7 +8,8 @@ Everything a page loads sits in ``assets/`` next to it (:mod:`slidegen.assets` c
 the output opens from ``file://`` with no network at all. A slide's layout comes from the one
 table in :mod:`slidegen.layouts`: its ``<section>`` carries ``layout-NAME`` and the classes the
 theme styles by the table's facts (``tone-dark``, ``centered``, ``text-center``,
-``image-side-left``/``-right``), so a new layout looks right without new CSS.
+``image-side-left``/``-right``), so a new layout gets its tone, placement and picture side
+without new CSS.
 
 Every node kind has its own function, chosen by an exhaustive ``match``: a node this writer
 does not know fails loudly (:func:`typing.assert_never`) instead of vanishing from the page.
