@@ -22,24 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: Layouts a slide may name in its frontmatter (Slidev's names).
-LAYOUTS: tuple[str, ...] = (
-    "cover",
-    "default",
-    "center",
-    "section",
-    "two-cols",
-    "image-left",
-    "image-right",
-    "fact",
-    "statement",
-    "quote",
-    "end",
-)
-
-#: Named slots each layout accepts besides the default one (``::right::``).
-LAYOUT_SLOTS: dict[str, tuple[str, ...]] = {"two-cols": ("right",)}
-
+# The layouts a slide may name, by name: one table, in slidegen/layouts.py (re-exported here).
+from .layouts import LAYOUTS as LAYOUTS
 
 # --------------------------------------------------------------------------- inlines
 

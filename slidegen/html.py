@@ -4,8 +4,15 @@ The page shell is a jinja2 template (``templates/deck.html.j2``, autoescaped); t
 HTML is built here, one small function per node kind, every string from the deck escaped
 through :mod:`markupsafe` (``Markup.format`` escapes whatever is not already markup).
 
-Everything a page loads sits in ``assets/`` next to it, copied from ``node_modules`` by
-:func:`copy_assets`, so the output opens from ``file://`` with no network at all.
+Everything a page loads sits in ``assets/`` next to it (:mod:`slidegen.assets` copies it), so
+the output opens from ``file://`` with no network at all. A slide's layout comes from the one
+table in :mod:`slidegen.layouts`: its ``<section>`` carries ``layout-NAME`` and the classes the
+theme styles by the table's facts (``tone-dark``, ``centered``, ``text-center``,
+``image-side-left``/``-right``), so a new layout gets its tone, placement and picture side
+without new CSS.
+
+Every node kind has its own function, chosen by an exhaustive ``match``: a node this writer
+does not know fails loudly (:func:`typing.assert_never`) instead of vanishing from the page.
 
 Clicks become reveal.js fragments with explicit ``data-fragment-index`` values, counted
 per slide in document order. A code block's highlight steps (```` ```py {2-3|5} ````) are
@@ -16,15 +23,13 @@ count the markers shown and mark the lines of that step (``.line.hl``). All mark
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+from typing import assert_never
 from urllib.parse import quote, urlsplit
 
-import jinja2
 from markupsafe import Markup, escape
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -32,6 +37,8 @@ from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from . import theme
+from .assets import ASSETS_DIR, copy_media, templates
+from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
 from .atomic import atomic_write
 from .deck import (
     Block,
@@ -63,127 +70,10 @@ from .deck import (
     Table,
     Text,
 )
-from .errors import UsageError
-
-ASSETS_DIR = "assets"
-MEDIA_DIR = "media"
-
-#: Layouts painted on a dark background (reveal.js paints the whole viewport).
-DARK_LAYOUTS = frozenset({"section", "fact", "statement", "end"})
-
-#: Files copied from node_modules: (package-relative source, name in assets/).
-_VENDOR_FILES = (
-    ("reveal.js/dist/reveal.js", "reveal.js"),
-    ("reveal.js/dist/reveal.css", "reveal.css"),
-    ("reveal.js/dist/reset.css", "reset.css"),
-    ("reveal.js/dist/plugin/notes.js", "notes.js"),
-    ("katex/dist/katex.min.js", "katex.min.js"),
-)
-
-_NODE_MODULES_HINT = "reveal.js not found: run `npm ci` (or `make setup`)"
+from .layouts import Layout, layout
 
 #: Code blocks longer than this use a smaller type size so they still fit.
 _LONG_CODE_LINES = 13
-
-
-class AssetsMissing(UsageError):
-    """node_modules (reveal.js, KaTeX) is missing: a set-up problem, not a content one (exit 2)."""
-
-    def __init__(self, message: str = _NODE_MODULES_HINT) -> None:
-        super().__init__(message)
-
-
-# --------------------------------------------------------------------------- assets
-
-
-def find_node_modules(starts: Sequence[Path] | None = None) -> Path:
-    """The ``node_modules`` holding reveal.js, searched upward from the cwd, then from this package."""
-    if starts is None:
-        starts = [Path.cwd().resolve(), Path(__file__).resolve().parent]
-    for start in starts:
-        for folder in (start, *start.parents):
-            candidate = folder / "node_modules"
-            if (candidate / "reveal.js" / "dist" / "reveal.js").is_file():
-                return candidate
-    raise AssetsMissing()
-
-
-def copy_assets(out_dir: Path) -> None:
-    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS.
-
-    A file is written only when it is missing or its content differs, so rebuilding is cheap.
-    """
-    modules = find_node_modules()
-    katex_dist = modules / "katex" / "dist"
-    if not (katex_dist / "katex.min.js").is_file():
-        raise AssetsMissing("KaTeX not found: run `npm ci` (or `make setup`)")
-    assets = Path(out_dir) / ASSETS_DIR
-    for source, name in _VENDOR_FILES:
-        _sync(assets / name, (modules / source).read_bytes())
-    katex_css = (katex_dist / "katex.min.css").read_text(encoding="utf-8")
-    _sync(assets / "katex.min.css", woff2_only(katex_css).encode())
-    for font in sorted((katex_dist / "fonts").glob("*.woff2")):
-        _sync(assets / "fonts" / font.name, font.read_bytes())
-    _sync(assets / "theme.css", theme_css().encode())
-    _sync(assets / "pygments.css", pygments_css().encode())
-
-
-def woff2_only(css: str) -> str:
-    """KaTeX's CSS with every ``@font-face`` reduced to its woff2 source (the only fonts we ship)."""
-    return re.sub(r',\s*url\([^)]*\.(?:woff|ttf)\)\s*format\("(?:woff|truetype)"\)', "", css)
-
-
-def theme_css() -> str:
-    """Our reveal.js theme, rendered from ``templates/theme.css.j2`` with :mod:`slidegen.theme`."""
-    px_per_pt = theme.WIDTH_PX / (theme.WIDTH_IN * 72)
-    sizes = {
-        "title_px": round(theme.TITLE_PT * px_per_pt, 1),
-        "body_px": round(theme.BODY_PT * px_per_pt, 1),
-        "code_px": round(theme.CODE_PT * px_per_pt, 1),
-    }
-    values = {k: v for k, v in vars(theme).items() if k.isupper()}
-    return _env().get_template("theme.css.j2").render(**values, **sizes)
-
-
-def pygments_css() -> str:
-    """Token colours of :data:`theme.CODE_STYLE`, scoped to ``.code`` (backgrounds come from the theme)."""
-    rules = HtmlFormatter(style=theme.CODE_STYLE).get_token_style_defs(".code")
-    return "\n".join(rules) + "\n"
-
-
-def _sync(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` unless it already holds exactly that."""
-    if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
-        return
-    atomic_write(target, data)
-
-
-@lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    """Templates: ``*.html.j2`` autoescaped; the CSS template sees only :mod:`theme` values."""
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("slidegen", "templates"),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-
-
-# --------------------------------------------------------------------------- media
-
-
-def _copy_media(media: Mapping[str, Path], out_dir: Path) -> dict[str, str]:
-    """Copy each media file to ``out_dir/media/STEM-HASH.EXT``; map its deck ``src`` to that URL."""
-    urls: dict[str, str] = {}
-    for src, path in media.items():
-        data = Path(path).read_bytes()
-        digest = hashlib.sha256(data).hexdigest()[:12]
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip(".-") or "media"
-        name = f"{stem}-{digest}{Path(path).suffix.lower()}"
-        _sync(Path(out_dir) / MEDIA_DIR / name, data)
-        urls[src] = f"{MEDIA_DIR}/{quote(name)}"
-    return urls
 
 
 # --------------------------------------------------------------------------- links and code
@@ -229,15 +119,32 @@ class SlideView:
     """What the page template needs to place one slide."""
 
     id: str | None
-    layout: str
+    classes: str
+    """``layout-NAME`` and the classes of the layout's facts (:func:`layout_classes`)."""
     dark: bool
     body: Markup
-    right: Markup | None
+    columns: tuple[tuple[str, Markup], ...]
+    """The layout's named slots, each a column beside the body (``right`` in ``two-cols``)."""
     title: Markup | None
+    image_side: str | None
     image: str | None
     image_missing: str | None
     notes: Markup | None
     number: int
+
+
+def layout_classes(name: str, spec: Layout) -> str:
+    """The classes of a slide's ``<section>``: its layout's name, then what the theme styles generically."""
+    classes = [f"layout-{name}"]
+    if spec.dark:
+        classes.append("tone-dark")
+    if spec.centered:
+        classes.append("centered")
+    if spec.align == "center":
+        classes.append("text-center")
+    if spec.image:
+        classes.append(f"image-side-{spec.image}")
+    return " ".join(classes)
 
 
 class _Renderer:
@@ -247,32 +154,6 @@ class _Renderer:
         self.media_urls = media_urls
         self.clicks = clicks  # False for speaker notes: no fragments, code without steps
         self.fragments = 0
-        self.blocks_by_type: dict[type, Callable[[object], Markup]] = {
-            Heading: self.heading,
-            Paragraph: self.paragraph,
-            BulletList: self.bullet_list,
-            OrderedList: self.ordered_list,
-            CodeBlock: self.code_block,
-            MathBlock: self.math_block,
-            Table: self.table,
-            Figure: self.figure,
-            Quote: self.quote,
-            Rule: self.rule,
-            Click: self.click,
-        }
-        self.inlines_by_type: dict[type, Callable[[object], Markup]] = {
-            Text: self.text,
-            Code: self.code,
-            Emph: self.emph,
-            Strong: self.strong,
-            Strike: self.strike,
-            Link: self.link,
-            Image: self.image,
-            Math: self.math,
-            SoftBreak: self.soft_break,
-            LineBreak: self.line_break,
-            Ref: self.ref,
-        }
 
     def next_fragment(self) -> int:
         """The next click of this slide."""
@@ -292,10 +173,31 @@ class _Renderer:
         return Markup("\n").join(self.block(b) for b in blocks)
 
     def block(self, node: Block) -> Markup:
-        render = self.blocks_by_type.get(type(node))
-        if render is None:  # a node kind this writer does not know: say so, do not crash
-            return Markup("<!-- not rendered: {} -->").format(type(node).__name__)
-        return render(node)
+        match node:
+            case Heading():
+                return self.heading(node)
+            case Paragraph():
+                return self.paragraph(node)
+            case BulletList():
+                return self.bullet_list(node)
+            case OrderedList():
+                return self.ordered_list(node)
+            case CodeBlock():
+                return self.code_block(node)
+            case MathBlock():
+                return self.math_block(node)
+            case Table():
+                return self.table(node)
+            case Figure():
+                return self.figure(node)
+            case Quote():
+                return self.quote(node)
+            case Rule():
+                return self.rule(node)
+            case Click():
+                return self.click(node)
+            case _:
+                assert_never(node)
 
     def heading(self, node: Heading) -> Markup:
         level = min(max(node.level, 1), 6)
@@ -408,11 +310,34 @@ class _Renderer:
     # inlines --------------------------------------------------------------
 
     def inlines(self, nodes: Sequence[Inline]) -> Markup:
-        out = []
-        for node in nodes:
-            render = self.inlines_by_type.get(type(node))
-            out.append(render(node) if render else escape(getattr(node, "text", "")))
-        return Markup("").join(out)
+        return Markup("").join(self.inline(node) for node in nodes)
+
+    def inline(self, node: Inline) -> Markup:
+        match node:
+            case Text():
+                return self.text(node)
+            case Code():
+                return self.code(node)
+            case Emph():
+                return self.emph(node)
+            case Strong():
+                return self.strong(node)
+            case Strike():
+                return self.strike(node)
+            case Link():
+                return self.link(node)
+            case Image():
+                return self.image(node)
+            case Math():
+                return self.math(node)
+            case SoftBreak():
+                return self.soft_break(node)
+            case LineBreak():
+                return self.line_break(node)
+            case Ref():
+                return self.ref(node)
+            case _:
+                assert_never(node)
 
     def text(self, node: Text) -> Markup:
         return escape(node.text)
@@ -463,11 +388,12 @@ class _Renderer:
 
 def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:
     """Render one slide's body, slots and notes."""
+    spec = layout(slide.layout)
     render = _Renderer(media_urls)
     blocks = list(slide.blocks)
     title = None
-    if slide.layout == "two-cols" and slide.title_heading is not None:
-        # the title spans both columns rather than sitting atop the left one
+    if spec.slots and slide.title_heading is not None:
+        # the title spans the columns rather than sitting atop the first one
         title = render.block(blocks.pop(slide.title_heading))
     body = render.blocks(blocks)
     if slide.layout == "cover":
@@ -476,17 +402,18 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         meta = [str(deck.headmatter[k]) for k in ("author", "date") if deck.headmatter.get(k)]
         if meta:
             body += Markup('\n<p class="cover-meta">{}</p>').format(" · ".join(meta))
-    right = render.blocks(slide.slots.get("right", ())) if slide.layout == "two-cols" else None
-    image_src = slide.frontmatter.get("image") if slide.layout in ("image-left", "image-right") else None
+    columns = tuple((name, render.blocks(slide.slots.get(name, ()))) for name in spec.slots)
+    image_src = slide.frontmatter.get("image") if spec.image else None
     image = media_urls.get(str(image_src)) if image_src else None
     notes = _Renderer(media_urls, clicks=False).blocks(slide.notes_blocks) if slide.notes_blocks else None
     return SlideView(
         id=slide.id,
-        layout=slide.layout,
-        dark=slide.layout in DARK_LAYOUTS,
+        classes=layout_classes(slide.layout, spec),
+        dark=spec.dark,
         body=body,
-        right=right,
+        columns=columns,
         title=title,
+        image_side=spec.image,
         image=image,
         image_missing=str(image_src) if image_src and image is None else None,
         notes=notes,
@@ -497,7 +424,7 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
 def render_deck(deck: Deck, media_urls: Mapping[str, str]) -> str:
     """The whole page for ``deck``; ``media_urls`` maps each image ``src`` to its URL."""
     chapter = deck.headmatter.get("chapter")
-    return _env().get_template("deck.html.j2").render(
+    return templates().get_template("deck.html.j2").render(
         deck=deck,
         lang=str(deck.headmatter.get("lang", "en")),
         chapter=chapter if chapter not in (None, "") else None,
@@ -515,14 +442,14 @@ def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path]) -> Path:
     """Write ``out_dir/SLUG.html`` (atomically) and copy its media into ``out_dir/media``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    urls = _copy_media(media, out_dir)
+    urls = copy_media(media, out_dir)
     target = out_dir / f"{deck.slug}.html"
     atomic_write(target, render_deck(deck, urls).encode("utf-8"))
     return target
 
 
 def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path) -> Path:
-    """Write ``out_dir/index.html``: every deck with its chapter, title, summary and link."""
+    """Write ``out_dir/index.html``: every deck of the deck index with its chapter, title, summary and link."""
     out_dir = Path(out_dir)
     entries = [
         {
@@ -533,7 +460,7 @@ def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path) -> Path:
         }
         for d in decks
     ]
-    html = _env().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR)
+    html = templates().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR)
     target = out_dir / "index.html"
     atomic_write(target, html.encode("utf-8"))
     return target

@@ -1,8 +1,8 @@
 """Find the files behind a deck's images, before any writer runs.
 
 A deck names images three ways: ``![alt](img/x.png)`` (a path relative to the deck file),
-``![alt](fig:ch01.loss)`` (a figure rendered from run data) and ``image:`` in the
-frontmatter of ``image-left``/``image-right`` slides. :func:`resolve_media` maps each
+``![alt](fig:ch01.loss)`` (a figure rendered from run data) and ``image:`` in a slide's
+frontmatter (the picture of a layout with an image side). :func:`resolve_media` maps each
 ``src`` as written to the file each writer should use: any web format for HTML, a
 raster (PNG or JPEG) for PowerPoint. A missing file is an error at the line that names it.
 """

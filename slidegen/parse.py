@@ -36,6 +36,7 @@ from markdown_it.token import Token
 from . import deck as d
 from .convert import Converter, nth_brace, raw_ref
 from .errors import SlidegenError
+from .layouts import LAYOUTS
 from .mdplugins import markdown
 from .mdplugins.refs import escape_ref_pipes, raw_refs
 
@@ -363,11 +364,12 @@ def _tokens(text: str) -> list[Token]:
 
 def _layout(path: Path, front: _Front, index: int) -> str:
     layout = front.data.get("layout", "cover" if index == 1 else "default")
-    if layout not in d.LAYOUTS:
+    spec = LAYOUTS.get(layout) if isinstance(layout, str) else None
+    if spec is None:
         line, col = front.where("layout")
-        known = ", ".join(d.LAYOUTS)
+        known = ", ".join(LAYOUTS)
         raise SlidegenError(path, line, col, f"unknown layout '{layout}' (known: {known})")
-    if layout in ("image-left", "image-right") and not front.data.get("image"):
+    if spec.image and not front.data.get("image"):
         line, col = front.where("layout")
         raise SlidegenError(path, line, col, f"layout '{layout}' needs an image: key naming the "
                             "picture (a path relative to the deck, or fig:NAME)")
@@ -378,7 +380,7 @@ def _slots(
     conv: Converter, tokens: list[Token], layout: str
 ) -> tuple[list[Token], dict[str, list[Token]]]:
     """Split top-level tokens at ``::name::`` markers: (default slot, named slots)."""
-    allowed = d.LAYOUT_SLOTS.get(layout, ())
+    allowed = LAYOUTS[layout].slots
     groups: dict[str, list[Token]] = {"": []}
     current = ""
     for token in tokens:
@@ -388,8 +390,8 @@ def _slots(
         name, line = token.meta["name"], conv.line_of(token)
         col = conv.lines[line - 1].find("::") + 1
         if name not in allowed:
-            takes = "; ".join(f"{lay} takes " + ", ".join(f"::{s}::" for s in names)
-                              for lay, names in d.LAYOUT_SLOTS.items())
+            takes = "; ".join(f"{spec.name} takes " + ", ".join(f"::{s}::" for s in spec.slots)
+                              for spec in LAYOUTS.values() if spec.slots)
             raise conv.error(line, col, f"unknown slot '::{name}::' for layout '{layout}' ({takes})")
         if name in groups:
             raise conv.error(line, col, f"slot '::{name}::' appears twice on this slide; keep one")

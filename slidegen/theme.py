@@ -12,7 +12,7 @@ BACKGROUND = "#ffffff"
 TEXT = "#1f2933"  # 14.7:1 on white
 MUTED = "#52606d"  # 6.4:1 on white: captions, slide numbers, footers
 ACCENT = "#1d4ed8"  # 6.7:1 on white: links, headings' rule, bound numbers
-ACCENT_DARK_BG = "#1f2933"  # background of section, fact, statement and end slides
+ACCENT_DARK_BG = "#1f2933"  # background of the dark layouts (tone="dark" in slidegen/layouts.py)
 TEXT_ON_DARK = "#ffffff"
 CODE_BACKGROUND = "#f5f7fa"
 CODE_HIGHLIGHT = "#fff3bf"  # the lines of the current highlight step
@@ -39,7 +39,7 @@ TEXT_PAIRS = (
     ("TEXT", "BACKGROUND"),  # body text
     ("MUTED", "BACKGROUND"),  # captions, footers, slide numbers, index summaries
     ("ACCENT", "BACKGROUND"),  # links, bound numbers, index titles
-    ("TEXT_ON_DARK", "ACCENT_DARK_BG"),  # section, fact, statement and end slides, their footers
+    ("TEXT_ON_DARK", "ACCENT_DARK_BG"),  # slides of the dark layouts, their footers
     ("TEXT", "CODE_BACKGROUND"),  # code blocks, inline code, the PDF notes band
     ("MUTED", "CODE_BACKGROUND"),  # missing-image placeholders, the PDF notes label, index on hover
     ("ACCENT", "CODE_BACKGROUND"),  # links in the PDF notes band, index titles on hover

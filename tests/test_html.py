@@ -9,8 +9,8 @@ from pathlib import Path
 import html_sample_deck as sample_deck
 import pytest
 
-from slidegen import html, theme
-from slidegen.deck import CodeBlock, Deck, Paragraph, Slide, Text
+from slidegen import assets, html, theme
+from slidegen.deck import CodeBlock, Deck, DeckEntry, Paragraph, Slide, Text
 
 kitchen_sink_deck, png = sample_deck.kitchen_sink_deck, sample_deck.png
 
@@ -41,7 +41,7 @@ def built(tmp_path_factory):
     src = tmp_path_factory.mktemp("src")
     out = tmp_path_factory.mktemp("html")
     deck, media = kitchen_sink_deck(src)
-    html.copy_assets(out)
+    assets.copy_assets(out)
     path = html.write_deck(deck, out, media)
     return deck, out, path.read_text(encoding="utf-8")
 
@@ -72,16 +72,29 @@ def test_slide_ids_layouts_and_dark_backgrounds(built):
     _, _, page = built
     tags = Tags(page)
     assert tags.find("section", id="measure")
-    layouts = [a["class"] for a in tags.find("section")]
+    layouts = [a["class"].split()[0] for a in tags.find("section")]
     assert layouts[:3] == ["layout-cover", "layout-default", "layout-default"]
     for a in tags.find("section"):
-        dark = a["class"] in {"layout-section", "layout-fact", "layout-statement", "layout-end"}
+        dark = a["class"].split()[0] in {"layout-section", "layout-fact", "layout-statement", "layout-end"}
         assert a["data-background-color"] == (theme.ACCENT_DARK_BG if dark else theme.BACKGROUND)
+        assert ("tone-dark" in a["class"].split()) == dark
+
+
+def test_sections_carry_the_classes_of_their_layouts_facts(built):
+    _, _, page = built
+    classes = {a["class"].split()[0]: a["class"] for a in Tags(page).find("section")}
+    assert classes["layout-cover"] == "layout-cover centered text-center"
+    assert classes["layout-default"] == "layout-default"
+    assert classes["layout-fact"] == "layout-fact tone-dark centered text-center"
+    assert classes["layout-quote"] == "layout-quote centered"
+    assert classes["layout-two-cols"] == "layout-two-cols"
+    assert classes["layout-image-right"] == "layout-image-right image-side-right"
+    assert classes["layout-image-left"] == "layout-image-left image-side-left"
 
 
 def test_clicks_become_numbered_fragments(built):
     deck, _, page = built
-    for slide, section in zip(deck.slides, sections(page)):
+    for slide, section in zip(deck.slides, sections(page), strict=True):
         indices = sorted({int(i) for i in re.findall(r'data-fragment-index="(\d+)"', section)})
         assert indices == list(range(slide.clicks)), slide.index
     measure = sections(page)[1]
@@ -238,22 +251,22 @@ def test_theme_css_follows_theme_py(built):
 def test_copy_assets_rewrites_nothing_when_unchanged(built):
     _, out, _ = built
     before = {p: p.stat().st_mtime_ns for p in (out / "assets").rglob("*") if p.is_file()}
-    html.copy_assets(out)
+    assets.copy_assets(out)
     after = {p: p.stat().st_mtime_ns for p in (out / "assets").rglob("*") if p.is_file()}
     assert before == after
 
 
 def test_copy_assets_repairs_a_changed_file(tmp_path):
-    html.copy_assets(tmp_path)
+    assets.copy_assets(tmp_path)
     target = tmp_path / "assets" / "reveal.css"
     target.write_text("broken")
-    html.copy_assets(tmp_path)
+    assets.copy_assets(tmp_path)
     assert target.stat().st_size > 1000
 
 
 def test_missing_node_modules_is_a_clear_error(tmp_path):
-    with pytest.raises(html.AssetsMissing, match=r"reveal.js not found: run `npm ci` \(or `make setup`\)"):
-        html.find_node_modules([tmp_path])
+    with pytest.raises(assets.AssetsMissing, match=r"reveal.js not found: run `npm ci` \(or `make setup`\)"):
+        assets.find_node_modules([tmp_path])
 
 
 def test_media_names_are_content_hashes(tmp_path):
@@ -278,8 +291,9 @@ def test_long_code_gets_the_smaller_size(tmp_path):
 
 def test_index_lists_every_deck(tmp_path, built):
     deck, _, _ = built
-    glossary = Deck(tmp_path / "glossary.md", "Glossary <&>", {"summary": "Terms"}, ())
-    page = html.write_index([deck, glossary], tmp_path).read_text(encoding="utf-8")
+    entry = DeckEntry(deck.path, deck.title, deck.headmatter, ())
+    glossary = DeckEntry(tmp_path / "glossary.md", "Glossary <&>", {"summary": "Terms"}, ())
+    page = html.write_index([entry, glossary], tmp_path).read_text(encoding="utf-8")
     tags = Tags(page)
     assert [a["href"] for a in tags.find("a")] == [f"{SLUG}.html", "glossary.html"]
     assert "Chapter 1" in page and "From random weights to Hamlet" in page
@@ -301,7 +315,7 @@ def test_sample_deck_renders(tmp_path):
     deck = parse.parse_deck(sample)
     page = html.write_deck(deck, tmp_path, {}).read_text(encoding="utf-8")
     assert len(sections(page)) == len(deck.slides)
-    for slide, section in zip(deck.slides, sections(page)):
+    for slide, section in zip(deck.slides, sections(page), strict=True):
         indices = {int(i) for i in re.findall(r'data-fragment-index="(\d+)"', section)}
         assert len(indices) == slide.clicks, f"slide {slide.index}"
     assert page.count("<script") == 4

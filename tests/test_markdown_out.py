@@ -13,7 +13,7 @@ import pytest
 from slidegen import markdown_out
 from slidegen.build import load_deck
 from slidegen.cli import main
-from slidegen.deck import Figure, block_inlines, plain_text, slide_blocks, walk_blocks
+from slidegen.deck import DeckIndex, Figure, block_inlines, plain_text, slide_blocks, walk_blocks
 from slidegen.parse import parse_deck, parse_text
 from slidegen.results import Result, Results
 
@@ -174,7 +174,7 @@ def test_fig_images_point_at_the_rendered_file(tmp_path: Path) -> None:
     rendered.parent.mkdir()
     rendered.write_text("<svg xmlns='http://www.w3.org/2000/svg'/>", encoding="utf-8")
     for flavor in markdown_out.FLAVORS:
-        out = markdown_out.write_deck(deck, tmp_path / flavor, {"fig:ch01.loss": rendered}, flavor)
+        out = markdown_out.write_deck(deck, tmp_path / flavor, {"fig:ch01.loss": rendered}, flavor, DeckIndex())
         text = out.read_text(encoding="utf-8")
         match = re.search(r'!\[Loss\]\((media/[^ )]+) "Validation loss"\)', text)
         assert match and "fig:" not in text
@@ -202,8 +202,8 @@ def test_marp_cli_renders_one_slide_per_deck_slide(built: Path, tmp_path: Path) 
     file(MARP, "run `npm ci` (marp-cli is a devDependency)")
     source = built / "build" / "marp" / "03-sample.md"
     out = tmp_path / "sample.html"
-    run = subprocess.run([str(MARP), "--html", str(source), "-o", str(out)], check=False, capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
+    run = subprocess.run([str(MARP), "--html", str(source), "-o", str(out)], check=False, capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     page = out.read_text(encoding="utf-8")
     slides = re.findall(r'<section\b[^>]*\bid="(\d+)"', page)  # split backgrounds add id-less sections

@@ -333,7 +333,7 @@ def test_fixture_deck_from_the_parser(tmp_path):
     assert warnings == []
     prs = Presentation(str(tmp_path / f"{deck.slug}.pptx"))
     assert len(prs.slides) == len(deck.slides)
-    for slide, spec in zip(prs.slides, deck.slides):
+    for slide, spec in zip(prs.slides, deck.slides, strict=True):
         if spec.title:
             assert slide.shapes.title.text == spec.title
         if spec.notes_blocks:

@@ -78,9 +78,10 @@ def test_a_warm_build_imports_neither_matplotlib_nor_latex2mathml(tmp_path):
     deck, media = helper.every_feature_deck(tmp_path)
     folder = tmp_path / "math"
     write_deck(deck, tmp_path / "cold.pptx", media, cache_dir=folder)
+    helper_path = str(Path(__file__).with_name("pptx_sample_deck.py"))
     script = (
         "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('pptx_sample_deck', {str(Path(__file__).with_name('pptx_sample_deck.py'))!r})\n"
+        f"spec = importlib.util.spec_from_file_location('pptx_sample_deck', {helper_path!r})\n"
         "helper = importlib.util.module_from_spec(spec); spec.loader.exec_module(helper)\n"
         "from pathlib import Path\n"
         "from slidegen.pptx import write_deck\n"

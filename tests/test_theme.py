@@ -11,7 +11,7 @@ from pptx import Presentation
 from pygments.styles import get_style_by_name
 from pygments.token import Whitespace
 
-from slidegen import html, theme
+from slidegen import assets, theme
 from slidegen.cli import main
 
 AA = 4.5
@@ -77,7 +77,7 @@ def test_both_writers_colour_code_with_the_theme_style() -> None:
 
     style = get_style_by_name(theme.CODE_STYLE)
     colours = {"#" + style.style_for_token(t)["color"].lower() for t in (Keyword, String)}
-    css = html.pygments_css().lower()
+    css = assets.pygments_css().lower()
     assert all(c in css for c in colours)
     item = code_item(CodeBlock('def f():\n    return "x"\n', "python"), theme.CODE_PT)
     used = {run.color.lower() for para in item.paras for run in para.runs if run.color}
@@ -85,7 +85,7 @@ def test_both_writers_colour_code_with_the_theme_style() -> None:
 
 
 def test_theme_css_has_the_theme_colours_and_no_web_fonts() -> None:
-    css = html.theme_css()
+    css = assets.theme_css()
     for name in ("BACKGROUND", "TEXT", "MUTED", "ACCENT", "CODE_BACKGROUND"):
         assert getattr(theme, name) in css
     assert "@import" not in css and "url(http" not in css

@@ -3,6 +3,9 @@
 :func:`flatten` turns a slot's blocks into a list of items: runs of text paragraphs
 (:class:`Flow`) and the things that need a shape of their own (code, tables, equations,
 figures). :mod:`slidegen.pptx.layout` measures and places them.
+
+Every dispatch on a node kind is an exhaustive ``match``: a node kind this module does not
+know fails loudly (:func:`typing.assert_never`) instead of vanishing from the slide.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Union
+from typing import Any, assert_never
 
 from pptx.util import Pt
 
@@ -99,7 +102,7 @@ class FigureItem:
     line: int
 
 
-Item = Union[Flow, CodeItem, TableItem, MathItem, FigureItem]
+Item = Flow | CodeItem | TableItem | MathItem | FigureItem
 
 
 # --------------------------------------------------------------------------- inlines
@@ -121,37 +124,40 @@ def _look(run: Run) -> tuple:
     return (run.bold, run.italic, run.strike, run.underline, run.font, run.color, run.url, run.slide, run.field)
 
 
-def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[Run]:
+def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) -> list[Run]:
     """The runs for ``nodes``; ``style`` holds :class:`Run` fields set by enclosing markup."""
     out: list[Run] = []
     for node in nodes:
-        if isinstance(node, d.Text):
-            out.append(Run(node.text, **style))
-        elif isinstance(node, d.Code):
-            out.append(Run(node.text, **{**style, "font": theme.MONO}))
-        elif isinstance(node, d.Emph):
-            out += _runs(node.children, ctx, line, **{**style, "italic": True})
-        elif isinstance(node, d.Strong):
-            out += _runs(node.children, ctx, line, **{**style, "bold": True})
-        elif isinstance(node, d.Strike):
-            out += _runs(node.children, ctx, line, **{**style, "strike": True})
-        elif isinstance(node, d.Link):
-            target = link_target(node.url, ctx, line)
-            look = {"color": ctx.link_color, "underline": True, **target}
-            out += _runs(node.children, ctx, line, **{**style, **look})
-        elif isinstance(node, d.Math):
-            out.append(Run(texmath.tex_to_unicode(node.tex), **{**style, "italic": True}))
-        elif isinstance(node, d.SoftBreak):
-            out.append(Run(" ", **style))
-        elif isinstance(node, d.LineBreak):
-            out.append(Run("\n", **style))
-        elif isinstance(node, d.Ref):
-            text = node.text if node.text is not None else "{{ %s }}" % node.key
-            out.append(Run(text, **{"color": ctx.link_color, **style}))
-        elif isinstance(node, d.Image):
-            ctx.warn(line, f"image '{node.src}' inside text is shown as its alt text; "
-                           "put it in a paragraph of its own to show the picture")
-            out.append(Run(f"[{node.alt}]", **style))
+        match node:
+            case d.Text():
+                out.append(Run(node.text, **style))
+            case d.Code():
+                out.append(Run(node.text, **{**style, "font": theme.MONO}))
+            case d.Emph():
+                out += _runs(node.children, ctx, line, **{**style, "italic": True})
+            case d.Strong():
+                out += _runs(node.children, ctx, line, **{**style, "bold": True})
+            case d.Strike():
+                out += _runs(node.children, ctx, line, **{**style, "strike": True})
+            case d.Link():
+                target = link_target(node.url, ctx, line)
+                look = {"color": ctx.link_color, "underline": True, **target}
+                out += _runs(node.children, ctx, line, **{**style, **look})
+            case d.Math():
+                out.append(Run(texmath.tex_to_unicode(node.tex), **{**style, "italic": True}))
+            case d.SoftBreak():
+                out.append(Run(" ", **style))
+            case d.LineBreak():
+                out.append(Run("\n", **style))
+            case d.Ref():
+                text = node.text if node.text is not None else f"{{{{ {node.key} }}}}"
+                out.append(Run(text, **{"color": ctx.link_color, **style}))
+            case d.Image():
+                ctx.warn(line, f"image '{node.src}' inside text is shown as its alt text; "
+                               "put it in a paragraph of its own to show the picture")
+                out.append(Run(f"[{node.alt}]", **style))
+            case _:
+                assert_never(node)
     return out
 
 
@@ -182,57 +188,74 @@ def flatten(blocks: tuple[d.Block, ...], ctx: Context) -> list[Item]:
 
 
 def _add_para(items: list[Item], para: Para) -> None:
-    if not items or not isinstance(items[-1], Flow):
-        items.append(Flow())
-    items[-1].paras.append(para)
+    """Append ``para`` to the last text box, or to a new one when the last item is not text."""
+    last = items[-1] if items else None
+    if not isinstance(last, Flow):
+        last = Flow()
+        items.append(last)
+    last.paras.append(para)
 
 
 def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth: int,
             marker: tuple[str, int] | None, italic: bool = False) -> None:
     """Append items for ``blocks``; ``marker`` (kind, number) goes on the first paragraph."""
-    body = ctx.sizes.body
     for block in blocks:
         first = marker
         marker = None
-        if isinstance(block, (d.Heading, d.Paragraph)):
-            shown = [n for n in block.children if not _blank(n)]
-            if isinstance(block, d.Paragraph) and shown and all(isinstance(n, d.Image) for n in shown):
-                for img in shown:
+        match block:
+            case d.Paragraph() if images := _images_alone(block):
+                for img in images:
                     items.append(FigureItem(img.src, img.alt, _caption(img.title, ctx), block.line))
-                continue
-            heading = isinstance(block, d.Heading)
-            size = body * (1.2 if heading and block.level <= 2 else 1.1 if heading else 1.0)
-            if first is not None:
-                bullet, number = first
-            else:
-                bullet, number = ("indent" if depth else None), 1
-            _add_para(items, Para(
-                tuple(runs(block.children, ctx, block.line)), Pt(size), color=ctx.color,
-                bold=heading, italic=italic, align=ctx.align if not depth else "left",
-                level=max(depth - 1, 0), bullet=bullet, start=number,
-                space_before=Pt(size * (0.25 if depth else 0.6 if heading else 0.45)),
-            ))
-        elif isinstance(block, (d.BulletList, d.OrderedList)):
-            numbered = isinstance(block, d.OrderedList)
-            for i, item in enumerate(block.items):
-                mark = ("number", block.start + i) if numbered else ("bullet", 1)
-                _blocks(item.blocks, ctx, items, depth + 1, mark, italic)
-        elif isinstance(block, d.CodeBlock):
-            items.append(code_item(block, ctx.sizes.code))
-        elif isinstance(block, d.MathBlock):
-            items.append(math_item(block, ctx))
-        elif isinstance(block, d.Table):
-            items.append(table_item(block, ctx))
-        elif isinstance(block, d.Figure):
-            items.append(FigureItem(block.src, block.alt, _caption(block.title, ctx), block.line))
-        elif isinstance(block, d.Quote):
-            _blocks(block.blocks, ctx, items, depth + 1 if depth else depth, None, italic=True)
-        elif isinstance(block, d.Click):
-            _blocks(block.blocks, ctx, items, depth, first, italic)
-        elif isinstance(block, d.Rule):
-            continue
-        else:
-            ctx.warn(getattr(block, "line", 0), f"{type(block).__name__} is not shown in PowerPoint")
+            case d.Heading() | d.Paragraph():
+                _add_para(items, _text_para(block, ctx, depth, first, italic))
+            case d.BulletList():
+                for item in block.items:
+                    _blocks(item.blocks, ctx, items, depth + 1, ("bullet", 1), italic)
+            case d.OrderedList():
+                for i, item in enumerate(block.items):
+                    _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic)
+            case d.CodeBlock():
+                items.append(code_item(block, ctx.sizes.code))
+            case d.MathBlock():
+                items.append(math_item(block, ctx))
+            case d.Table():
+                items.append(table_item(block, ctx))
+            case d.Figure():
+                items.append(FigureItem(block.src, block.alt, _caption(block.title, ctx), block.line))
+            case d.Quote():
+                _blocks(block.blocks, ctx, items, depth + 1 if depth else depth, None, italic=True)
+            case d.Click():
+                _blocks(block.blocks, ctx, items, depth, first, italic)
+            case d.Rule():
+                pass  # a thematic break inside a slide: nothing to show
+            case _:
+                assert_never(block)
+
+
+def _images_alone(block: d.Paragraph) -> list[d.Image]:
+    """The images of a paragraph that holds nothing else but blanks (shown as figures); ``[]`` otherwise."""
+    shown = [n for n in block.children if not _blank(n)]
+    images = [n for n in shown if isinstance(n, d.Image)]
+    return images if shown and len(images) == len(shown) else []
+
+
+def _text_para(block: d.Heading | d.Paragraph, ctx: Context, depth: int, marker: tuple[str, int] | None,
+               italic: bool) -> Para:
+    """A heading or paragraph as one model paragraph; ``marker`` (kind, number) makes it a list item."""
+    heading = isinstance(block, d.Heading)
+    level = block.level if isinstance(block, d.Heading) else 0
+    size = ctx.sizes.body * (1.2 if heading and level <= 2 else 1.1 if heading else 1.0)
+    bullet: str | None
+    if marker is not None:
+        bullet, number = marker
+    else:
+        bullet, number = ("indent" if depth else None), 1
+    return Para(
+        tuple(runs(block.children, ctx, block.line)), Pt(size), color=ctx.color,
+        bold=heading, italic=italic, align=ctx.align if not depth else "left",
+        level=max(depth - 1, 0), bullet=bullet, start=number,
+        space_before=Pt(size * (0.25 if depth else 0.6 if heading else 0.45)),
+    )
 
 
 def _blank(node: d.Inline) -> bool:
@@ -262,13 +285,12 @@ def _highlight(code: str, lang: str) -> tuple[tuple[Run, ...], ...]:
     lines: list[list[Run]] = [[]]
     for token, value in lexer.get_tokens(code.rstrip("\n")):
         look = style.style_for_token(token)
-        fmt = {"color": f"#{look['color']}" if look["color"] else None,
-               "bold": bool(look["bold"]), "italic": bool(look["italic"])}
+        color = f"#{look['color']}" if look["color"] else None
         for i, piece in enumerate(value.split("\n")):
             if i:
                 lines.append([])
             if piece:
-                lines[-1].append(Run(piece, **fmt))
+                lines[-1].append(Run(piece, bold=bool(look["bold"]), italic=bool(look["italic"]), color=color))
     while len(lines) > 1 and not lines[-1]:
         lines.pop()
     return tuple(tuple(line) or (Run(""),) for line in lines)
@@ -325,24 +347,29 @@ def notes_lines(blocks: tuple[d.Block, ...], indent: str = "") -> list[str]:
     """Speaker notes as plain text, one string per paragraph."""
     lines: list[str] = []
     for block in blocks:
-        if isinstance(block, (d.Heading, d.Paragraph)):
-            lines.append(indent + d.plain_text(block.children))
-        elif isinstance(block, (d.BulletList, d.OrderedList)):
-            for i, item in enumerate(block.items):
-                mark = f"{block.start + i}. " if isinstance(block, d.OrderedList) else "• "
-                sub = notes_lines(item.blocks, indent + "   ")
-                if sub:
-                    sub[0] = indent + mark + sub[0].lstrip()
-                lines += sub
-        elif isinstance(block, d.CodeBlock):
-            lines += [indent + line for line in block.code.rstrip("\n").split("\n")]
-        elif isinstance(block, d.MathBlock):
-            lines.append(indent + block.tex.strip())
-        elif isinstance(block, d.Table):
-            for row in (block.header, *block.rows):
-                lines.append(indent + " | ".join(d.plain_text(c) for c in row))
-        elif isinstance(block, d.Figure):
-            lines.append(f"{indent}[image: {block.alt}]")
-        elif isinstance(block, (d.Quote, d.Click)):
-            lines += notes_lines(block.blocks, indent)
+        match block:
+            case d.Heading() | d.Paragraph():
+                lines.append(indent + d.plain_text(block.children))
+            case d.BulletList() | d.OrderedList():
+                for i, item in enumerate(block.items):
+                    mark = f"{block.start + i}. " if isinstance(block, d.OrderedList) else "• "
+                    sub = notes_lines(item.blocks, indent + "   ")
+                    if sub:
+                        sub[0] = indent + mark + sub[0].lstrip()
+                    lines += sub
+            case d.CodeBlock():
+                lines += [indent + line for line in block.code.rstrip("\n").split("\n")]
+            case d.MathBlock():
+                lines.append(indent + block.tex.strip())
+            case d.Table():
+                for row in (block.header, *block.rows):
+                    lines.append(indent + " | ".join(d.plain_text(c) for c in row))
+            case d.Figure():
+                lines.append(f"{indent}[image: {block.alt}]")
+            case d.Quote() | d.Click():
+                lines += notes_lines(block.blocks, indent)
+            case d.Rule():
+                pass
+            case _:
+                assert_never(block)
     return lines

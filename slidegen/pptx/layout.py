@@ -1,8 +1,10 @@
 """The pure step: ``Deck -> (PresentationModel, warnings)``. No XML; no files but the math cache's.
 
-Each deck layout maps to a :class:`Kind`: the template layout it starts from, its
-background, whether title and body stack at the top (``default``) or sit as a group in
-the middle (``center``, ``section``...), and its title size. Body content is flattened
+Each deck layout (:mod:`slidegen.layouts`: slots, picture side, tone, placement, alignment)
+maps to a :class:`Kind`: that layout plus its PowerPoint :class:`Look` (the template layout
+it starts from, its title's size and style, its body's scale). The tone gives the background
+and colours; a centred layout sets title and body as a group in the middle (``center``,
+``section``...) instead of stacking them at the top (``default``). Body content is flattened
 into items (:mod:`slidegen.pptx.content`), measured with an estimate of characters per
 line, and placed top to bottom at the largest sizes that fit (code may grow past the theme size;
 text shrinks down to the floors of :meth:`Sizes.at`); a slide that still overflows is reported.
@@ -13,12 +15,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import assert_never
 
 from pptx.util import Emu, Inches, Pt
 
 from slidegen import deck as d
 from slidegen import theme
 from slidegen.errors import Diagnostic, display_path
+from slidegen.layouts import LAYOUTS, Layout
 from slidegen.pptx import texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (
@@ -61,33 +65,39 @@ WRAP_WASTE = 2.0
 
 
 @dataclass(frozen=True)
-class Kind:
-    """How a deck layout looks in PowerPoint."""
+class Look:
+    """How a layout's title and body look in PowerPoint, beyond the facts of the layout table."""
 
-    template: str
-    title_pt: float
-    centered: bool = False
-    dark: bool = False
-    align: str = "left"
+    template: str = "Title Only"
+    """The template's slide layout the slide starts from."""
+    title_pt: float = theme.TITLE_PT
     title_bold: bool = True
     title_italic: bool = False
     body_scale: float = 1.0
 
 
-DEFAULT = Kind("Title Only", theme.TITLE_PT)
-KINDS: dict[str, Kind] = {
-    "cover": Kind("Title Slide", 44, centered=True, align="center", body_scale=1.1),
-    "default": DEFAULT,
-    "center": Kind("Title Only", theme.TITLE_PT, centered=True, align="center"),
-    "section": Kind("Title Only", 44, centered=True, dark=True, align="center", body_scale=1.1),
-    "two-cols": DEFAULT,
-    "image-left": DEFAULT,
-    "image-right": DEFAULT,
-    "fact": Kind("Title Only", 72, centered=True, dark=True, align="center", body_scale=1.1),
-    "statement": Kind("Title Only", 48, centered=True, dark=True, align="center", body_scale=1.1),
-    "quote": Kind("Title Only", 36, centered=True, title_bold=False, title_italic=True, body_scale=1.45),
-    "end": Kind("Title Only", 48, centered=True, dark=True, align="center", body_scale=1.1),
+#: The looks of the layouts that differ from a plain content slide, by layout name.
+LOOKS: dict[str, Look] = {
+    "cover": Look("Title Slide", 44, body_scale=1.1),
+    "section": Look(title_pt=44, body_scale=1.1),
+    "fact": Look(title_pt=72, body_scale=1.1),
+    "statement": Look(title_pt=48, body_scale=1.1),
+    "quote": Look(title_pt=36, title_bold=False, title_italic=True, body_scale=1.45),
+    "end": Look(title_pt=48, body_scale=1.1),
 }
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How a deck layout looks in PowerPoint: the layout's facts and its :class:`Look`."""
+
+    layout: Layout
+    look: Look = Look()
+
+
+#: Every layout of the table as PowerPoint shows it.
+KINDS: dict[str, Kind] = {name: Kind(spec, LOOKS.get(name, Look())) for name, spec in LAYOUTS.items()}
+DEFAULT = KINDS["default"]
 
 
 def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
@@ -130,20 +140,25 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         fixed.append(Diagnostic(where, slide.line, 1, f"unknown layout '{slide.layout}'; "
                                 "laid out as 'default'", "warning"))
         kind = DEFAULT
-    color = theme.TEXT_ON_DARK if kind.dark else theme.TEXT
+    color = theme.TEXT_ON_DARK if kind.layout.dark else theme.TEXT
     blocks = tuple(b for i, b in enumerate(slide.blocks) if i != slide.title_heading)
-    columns, region, shapes = _regions(slide, blocks, image_sizes, where, fixed)
+    columns, region, shapes = _regions(slide, kind.layout, blocks, image_sizes, where, fixed)
 
     warnings: list[Diagnostic] = []
+
+    def sink(found: list[Diagnostic]) -> Callable[[int, str], None]:
+        return lambda line, msg: found.append(Diagnostic(where, line or slide.line, 1, msg, "warning"))
+
+    def in_column(blocks: tuple[d.Block, ...], area: Box) -> Callable[[Context], tuple[list[Shape], bool]]:
+        return lambda ctx: _column(flatten(blocks, ctx), area, ctx, image_sizes, center=False)
 
     def fit(place: Callable[[Context], tuple[list[Shape], bool]]) -> list[Shape]:
         """``place`` at the largest sizes where it fits; at the smallest (and a warning) if none does."""
         for scale in SCALES:
             found: list[Diagnostic] = []
-            ctx = Context(deck, Sizes.at(scale, kind.body_scale), color=color,
-                          link_color=theme.TEXT_ON_DARK if kind.dark else theme.ACCENT, align=kind.align,
-                          warn=lambda line, msg: found.append(Diagnostic(where, line or slide.line, 1, msg, "warning")),
-                          math=math)
+            ctx = Context(deck, Sizes.at(scale, kind.look.body_scale), color=color,
+                          link_color=theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT, align=kind.layout.align,
+                          warn=sink(found), math=math)
             placed, fits = place(ctx)
             if fits:
                 break
@@ -153,49 +168,53 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         warnings.extend(w for w in found if w not in warnings)
         return placed
 
-    if kind.centered:
+    if kind.layout.centered:
         author = str(deck.headmatter.get("author") or "") if slide.layout == "cover" else ""
-        placed = fit(lambda ctx: _place_centered(slide, kind, ctx, columns[0], region, image_sizes, author))
+        group = tuple(b for column in columns for b in column)  # one group: the slots one after the other
+        placed = fit(lambda ctx: _place_centered(slide, kind, ctx, group, region, image_sizes, author))
     else:
         placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
         top = BODY_TOP if placed else Inches(0.5)
         col_w = (region.w - COLUMN_GAP * (len(columns) - 1)) // len(columns)
         for i, col in enumerate(columns):
             area = Box(region.x + i * (col_w + COLUMN_GAP), top, col_w, BODY_BOTTOM - top)
-            placed += fit(lambda ctx: _column(flatten(col, ctx), area, ctx, image_sizes, center=False))
+            placed += fit(in_column(col, area))
     shapes += placed + _footer(deck, slide, kind, region)
     notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
-    template = kind.template if any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes) else "Blank"
+    titled = any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes)
+    template = kind.look.template if titled else "Blank"
     model = SlideModel(slide.index, slide.layout, template, tuple(shapes),
-                       background=theme.ACCENT_DARK_BG if kind.dark else None, notes=notes)
+                       background=theme.ACCENT_DARK_BG if kind.layout.dark else None, notes=notes)
     return model, fixed + warnings
 
 
-def _regions(slide: d.Slide, blocks: tuple[d.Block, ...], image_sizes: Mapping[str, tuple[int, int]],
-             where: str, warnings: list[Diagnostic]) -> tuple[list[tuple[d.Block, ...]], Box, list[Shape]]:
-    """The slots to lay out, the region (title and body) they share, and any half-slide image."""
+def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
+             image_sizes: Mapping[str, tuple[int, int]], where: str,
+             warnings: list[Diagnostic]) -> tuple[list[tuple[d.Block, ...]], Box, list[Shape]]:
+    """The slots to lay out (one column each), the region (title and body) they share, and any half-slide image."""
     full = Box(MARGIN, 0, WIDTH - 2 * MARGIN, HEIGHT)
-    if slide.layout == "two-cols":
-        return [blocks, tuple(slide.slots.get("right", ()))], full, []
-    extra = tuple(b for name, slot in slide.slots.items() for b in slot)
-    if slide.layout not in ("image-left", "image-right"):
-        return [blocks + extra], full, []
+    if spec.slots:
+        columns = [blocks, *(tuple(slide.slots.get(name, ())) for name in spec.slots)]
+    else:
+        columns = [blocks + tuple(b for slot in slide.slots.values() for b in slot)]
+    if spec.image is None:
+        return columns, full, []
     half = WIDTH // 2
-    left = slide.layout == "image-left"
+    left = spec.image == "left"
     region = Box(half + MARGIN if left else MARGIN, 0, half - 2 * MARGIN, HEIGHT)
     image_box = Box(0 if left else half, 0, WIDTH - half, HEIGHT)
     src = slide.frontmatter.get("image")
     if not src or str(src) not in image_sizes:
         why = "has no 'image:' in its frontmatter" if not src else f"image '{src}' was not found"
         warnings.append(Diagnostic(where, slide.line, 1, f"{slide.layout} slide {why}", "warning"))
-        return [blocks + extra], region, [_missing(image_box, str(src or "image:"))]
+        return columns, region, [_missing(image_box, str(src or "image:"))]
     pad = Inches(0.4)
     picture: list[Shape] = []
     alt = str(slide.frontmatter.get("alt") or slide.title or src)
     _place_figure(FigureItem(str(src), alt, None, slide.line),
                   Box(image_box.x + pad, image_box.y + pad, image_box.w - 2 * pad, image_box.h - 2 * pad),
                   image_sizes, picture, None, middle=True)
-    return [blocks + extra], region, picture
+    return columns, region, picture
 
 
 def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Block, ...], region: Box,
@@ -245,11 +264,11 @@ def _title_para(slide: d.Slide, kind: Kind, ctx: Context, width: int, height: in
         return None
     inlines = slide.title_inlines or (d.Text(slide.title),)
     body = tuple(runs(inlines, replace(ctx, link_color=ctx.color), slide.line))
-    size = kind.title_pt
+    size = kind.look.title_pt
     while True:
-        para = Para(body, Pt(size), color=ctx.color, bold=kind.title_bold, italic=kind.title_italic,
-                    align=kind.align)
-        if _para_height(para, width) + 2 * TEXT_INSET <= height or size - 2 < kind.title_pt * 0.6:
+        para = Para(body, Pt(size), color=ctx.color, bold=kind.look.title_bold, italic=kind.look.title_italic,
+                    align=kind.layout.align)
+        if _para_height(para, width) + 2 * TEXT_INSET <= height or size - 2 < kind.look.title_pt * 0.6:
             return para
         size -= 2
 
@@ -320,10 +339,10 @@ def _table_dims(item: TableItem, width: int) -> tuple[list[int], list[int]]:
 def _math_size(item: MathItem, ctx: Context, width: int) -> tuple[int, int]:
     px_w, px_h = texmath.png_size(item.png)
     scale = ctx.sizes.math / item.size
-    w, h = Inches(px_w / texmath.DPI * scale), Inches(px_h / texmath.DPI * scale)
+    w, h = int(Inches(px_w / texmath.DPI * scale)), int(Inches(px_h / texmath.DPI * scale))
     if w > width:
         w, h = width, int(h * width / w)
-    return int(w), int(h)
+    return w, h
 
 
 def _figure_natural(item: FigureItem, width: int, image_sizes: Mapping[str, tuple[int, int]]) -> int:
@@ -332,15 +351,20 @@ def _figure_natural(item: FigureItem, width: int, image_sizes: Mapping[str, tupl
 
 
 def _fixed_height(item: Item, width: int, ctx: Context) -> int:
-    if isinstance(item, Flow):
-        return _flow_height(item.paras, width)
-    if isinstance(item, CodeItem):
-        return _flow_height(_fit_code(item, width), width, CODE_INSET)
-    if isinstance(item, TableItem):
-        return sum(_table_dims(item, width)[1])
-    if isinstance(item, MathItem):
-        return _math_size(item, ctx, width)[1]
-    return 0
+    """The height ``item`` takes whatever room is left; figures take what the others leave (0 here)."""
+    match item:
+        case Flow():
+            return _flow_height(item.paras, width)
+        case CodeItem():
+            return _flow_height(_fit_code(item, width), width, CODE_INSET)
+        case TableItem():
+            return sum(_table_dims(item, width)[1])
+        case MathItem():
+            return _math_size(item, ctx, width)[1]
+        case FigureItem():
+            return 0
+        case _:
+            assert_never(item)
 
 
 def _caption_height(item: FigureItem, width: int) -> int:
@@ -399,13 +423,15 @@ def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str
             w, h = _math_size(item, ctx, area.w)
             shapes.append(Equation(Box(area.x + (area.w - w) // 2, y, w, h), item.tex, item.omml, item.png,
                                    Pt(ctx.sizes.math), ctx.color))
-        else:
+        elif isinstance(item, FigureItem):
             h = _place_figure(item, Box(area.x, y, area.w, per_figure), image_sizes, shapes, ctx)
             if item.caption:
                 cap_h = _caption_height(item, area.w)
                 shapes.append(TextBox(Box(area.x, y + h, area.w, cap_h), (item.caption,), "Caption",
                                       inset=TEXT_INSET))
                 h += cap_h
+        else:
+            assert_never(item)
         y += h + GAP
     return shapes, fits and y - GAP <= area.bottom
 
@@ -435,7 +461,7 @@ def _missing(box: Box, src: str) -> TextBox:
 
 def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape]:
     """Deck title and chapter on the left, the slide number on the right, small and muted."""
-    color = theme.TEXT_ON_DARK if kind.dark else theme.MUTED
+    color = theme.TEXT_ON_DARK if kind.layout.dark else theme.MUTED
     size = Pt(theme.NOTE_PT)
     chapter = deck.headmatter.get("chapter")
     if isinstance(chapter, int) and not isinstance(chapter, bool):

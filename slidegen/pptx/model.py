@@ -8,7 +8,6 @@ XML; :mod:`slidegen.pptx.render` turns it into python-pptx objects. Lengths are 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from pptx.util import Emu, Length
 
@@ -130,7 +129,7 @@ class Equation:
     color: str = theme.TEXT
 
 
-Shape = Union[TextBox, Table, Picture, Equation]
+Shape = TextBox | Table | Picture | Equation
 
 
 @dataclass(frozen=True)

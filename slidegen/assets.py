@@ -1,0 +1,135 @@
+"""The files an HTML page (or an exported Markdown deck) loads beside it: vendor assets, our CSS, media.
+
+Everything sits next to the page, so the output opens from ``file://`` with no network at
+all: :func:`copy_assets` fills ``assets/`` with reveal.js and KaTeX (from ``node_modules``),
+the theme's CSS and Pygments' colours; :func:`copy_media` copies a deck's pictures to
+``media/STEM-HASH.EXT``, the names the HTML and Markdown writers both link to. A file is
+written only when it is missing or its content differs, so rebuilding is cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import quote
+
+import jinja2
+from pygments.formatters import HtmlFormatter
+
+from . import theme
+from .atomic import atomic_write
+from .errors import UsageError
+
+ASSETS_DIR = "assets"
+MEDIA_DIR = "media"
+
+#: Files copied from node_modules: (package-relative source, name in assets/).
+_VENDOR_FILES = (
+    ("reveal.js/dist/reveal.js", "reveal.js"),
+    ("reveal.js/dist/reveal.css", "reveal.css"),
+    ("reveal.js/dist/reset.css", "reset.css"),
+    ("reveal.js/dist/plugin/notes.js", "notes.js"),
+    ("katex/dist/katex.min.js", "katex.min.js"),
+)
+
+_NODE_MODULES_HINT = "reveal.js not found: run `npm ci` (or `make setup`)"
+
+
+class AssetsMissing(UsageError):
+    """node_modules (reveal.js, KaTeX) is missing: a set-up problem, not a content one (exit 2)."""
+
+    def __init__(self, message: str = _NODE_MODULES_HINT) -> None:
+        super().__init__(message)
+
+
+# --------------------------------------------------------------------------- vendor assets and CSS
+
+
+def find_node_modules(starts: Sequence[Path] | None = None) -> Path:
+    """The ``node_modules`` holding reveal.js, searched upward from the cwd, then from this package."""
+    if starts is None:
+        starts = [Path.cwd().resolve(), Path(__file__).resolve().parent]
+    for start in starts:
+        for folder in (start, *start.parents):
+            candidate = folder / "node_modules"
+            if (candidate / "reveal.js" / "dist" / "reveal.js").is_file():
+                return candidate
+    raise AssetsMissing()
+
+
+def copy_assets(out_dir: Path) -> None:
+    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS."""
+    modules = find_node_modules()
+    katex_dist = modules / "katex" / "dist"
+    if not (katex_dist / "katex.min.js").is_file():
+        raise AssetsMissing("KaTeX not found: run `npm ci` (or `make setup`)")
+    assets = Path(out_dir) / ASSETS_DIR
+    for source, name in _VENDOR_FILES:
+        sync(assets / name, (modules / source).read_bytes())
+    katex_css = (katex_dist / "katex.min.css").read_text(encoding="utf-8")
+    sync(assets / "katex.min.css", woff2_only(katex_css).encode())
+    for font in sorted((katex_dist / "fonts").glob("*.woff2")):
+        sync(assets / "fonts" / font.name, font.read_bytes())
+    sync(assets / "theme.css", theme_css().encode())
+    sync(assets / "pygments.css", pygments_css().encode())
+
+
+def woff2_only(css: str) -> str:
+    """KaTeX's CSS with every ``@font-face`` reduced to its woff2 source (the only fonts we ship)."""
+    return re.sub(r',\s*url\([^)]*\.(?:woff|ttf)\)\s*format\("(?:woff|truetype)"\)', "", css)
+
+
+def theme_css() -> str:
+    """Our reveal.js theme, rendered from ``templates/theme.css.j2`` with :mod:`slidegen.theme`."""
+    px_per_pt = theme.WIDTH_PX / (theme.WIDTH_IN * 72)
+    sizes = {
+        "title_px": round(theme.TITLE_PT * px_per_pt, 1),
+        "body_px": round(theme.BODY_PT * px_per_pt, 1),
+        "code_px": round(theme.CODE_PT * px_per_pt, 1),
+    }
+    values = {k: v for k, v in vars(theme).items() if k.isupper()}
+    return templates().get_template("theme.css.j2").render(**values, **sizes)
+
+
+def pygments_css() -> str:
+    """Token colours of :data:`theme.CODE_STYLE`, scoped to ``.code`` (backgrounds come from the theme)."""
+    rules = HtmlFormatter(style=theme.CODE_STYLE).get_token_style_defs(".code")
+    return "\n".join(rules) + "\n"
+
+
+@lru_cache(maxsize=1)
+def templates() -> jinja2.Environment:
+    """The package's templates: ``*.html.j2`` autoescaped; the CSS template sees only :mod:`theme` values."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("slidegen", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+# --------------------------------------------------------------------------- media
+
+
+def copy_media(media: Mapping[str, Path], out_dir: Path) -> dict[str, str]:
+    """Copy each media file to ``out_dir/media/STEM-HASH.EXT``; map its deck ``src`` to that relative URL."""
+    urls: dict[str, str] = {}
+    for src, path in media.items():
+        data = Path(path).read_bytes()
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip(".-") or "media"
+        name = f"{stem}-{digest}{Path(path).suffix.lower()}"
+        sync(Path(out_dir) / MEDIA_DIR / name, data)
+        urls[src] = f"{MEDIA_DIR}/{quote(name)}"
+    return urls
+
+
+def sync(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` (atomically) unless it already holds exactly that."""
+    if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+        return
+    atomic_write(target, data)

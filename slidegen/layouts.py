@@ -1,0 +1,68 @@
+"""The slide layouts, defined once: every fact about a layout that more than one stage needs.
+
+The parser validates a slide's ``layout:`` against :data:`LAYOUTS` (and the slots and picture
+it takes); each writer only maps a :class:`Layout` to its format: reveal.js classes and
+backgrounds, PowerPoint placement and colours, Marp's ``lead``/``invert`` classes and split
+backgrounds. Looks that belong to one format alone (a title's point size, the cover's accent
+bar) stay in that writer, keyed by layout name.
+
+The names are Slidev's, so a Slidev author feels at home.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Side = Literal["left", "right"]
+Tone = Literal["light", "dark"]
+Align = Literal["left", "center"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One layout a slide may name in its frontmatter."""
+
+    name: str
+    slots: tuple[str, ...] = ()
+    """Named slots besides the default one, in order (``right`` for ``::right::``); each is a column."""
+    image: Side | None = None
+    """The half of the slide the frontmatter's ``image:`` fills; ``None``: the layout shows no such picture."""
+    tone: Tone = "light"
+    """``dark``: light text on the theme's dark background."""
+    centered: bool = False
+    """Title and body sit as one group in the middle of the slide, not stacked from the top."""
+    align: Align = "left"
+    """How the slide's text lines up."""
+
+    @property
+    def dark(self) -> bool:
+        return self.tone == "dark"
+
+
+def _table(*layouts: Layout) -> dict[str, Layout]:
+    return {layout.name: layout for layout in layouts}
+
+
+#: Every layout, by name, in the order error messages list them.
+LAYOUTS: dict[str, Layout] = _table(
+    Layout("cover", centered=True, align="center"),
+    Layout("default"),
+    Layout("center", centered=True, align="center"),
+    Layout("section", tone="dark", centered=True, align="center"),
+    Layout("two-cols", slots=("right",)),
+    Layout("image-left", image="left"),
+    Layout("image-right", image="right"),
+    Layout("fact", tone="dark", centered=True, align="center"),
+    Layout("statement", tone="dark", centered=True, align="center"),
+    Layout("quote", centered=True),
+    Layout("end", tone="dark", centered=True, align="center"),
+)
+
+#: What a writer falls back to for a slide whose layout is not in the table (a deck built by hand).
+DEFAULT = LAYOUTS["default"]
+
+
+def layout(name: str) -> Layout:
+    """The layout called ``name``; :data:`DEFAULT` when there is none (the parser lets no such slide through)."""
+    return LAYOUTS.get(name, DEFAULT)

@@ -1,0 +1,82 @@
+"""Slidev Markdown (``--to md``): the deck as Slidev reads it, every number already in place.
+
+The headmatter, ``---`` between slides, each slide's frontmatter (layout, id, image...) as
+YAML, slot markers (``::right::``), ``<v-click>``/``<v-clicks>`` and ```` ```py {2-3|5} ````
+kept, the notes as the slide's final HTML comment. Links to a slide of this deck (``#id``)
+become ``/N``; links to another deck (``NN-slug.md#id``) stay as written, since the other
+deck's Markdown sits beside this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..deck import Click, CodeBlock, Slide
+from .base import MarkdownWriter, yaml_block
+
+
+class SlidevWriter(MarkdownWriter):
+    """Prints one bound deck as Slidev Markdown."""
+
+    def headmatter(self) -> dict[str, Any]:
+        """The file's first front-matter: the deck's headmatter and slide 1's own frontmatter."""
+        first = self.deck.slides[0] if self.deck.slides else None
+        head = dict(self.deck.headmatter)
+        if first is not None:
+            head.update(self.frontmatter(first))
+        if head.get("theme") == "slidegen":  # not a Slidev theme: Slidev would try to install it
+            del head["theme"]
+        return head
+
+    def frontmatter(self, slide: Slide) -> dict[str, Any]:
+        """A slide's own frontmatter as Slidev reads it, with its picture's new path."""
+        fm = dict(slide.frontmatter)
+        image = fm.get("image")
+        if isinstance(image, str) and image in self.media_urls:
+            fm["image"] = self.media_urls[image]
+        return fm
+
+    def slide_text(self, slide: Slide) -> str:
+        if slide.index == 1:
+            head = self.headmatter()
+            separator = yaml_block(head) if head else ""
+        else:
+            fm = self.frontmatter(slide)
+            separator = yaml_block(fm) if fm else "---\n"
+        parts = (self.body(slide), self.notes(slide))
+        return (separator + "\n" if separator else "") + "\n\n".join(part for part in parts if part)
+
+    def slot_marker(self, name: str) -> str:
+        return f"::{name}::"
+
+    def rule(self) -> str:
+        return "***"
+
+    def click(self, node: Click) -> str:
+        tag = "v-clicks" if node.each else "v-click"
+        return f"<{tag}>\n\n{self.blocks(node.blocks)}\n\n</{tag}>"
+
+    def code_info(self, node: CodeBlock, notes: bool) -> str:
+        """The language, then the highlight steps (``{2-3|5}``) outside the notes."""
+        if not node.steps or notes:
+            return node.lang
+        spec = "|".join(",".join(_ranges(step)) if step else "all" for step in node.steps)
+        return f"{node.lang} {{{spec}}}".strip()
+
+    def slide_link(self, number: int) -> str:
+        return f"/{number}"
+
+    def deck_link(self, url: str, path: str, number: int | None) -> str:
+        return url
+
+
+def _ranges(lines: Sequence[int]) -> list[str]:
+    """``(1, 2, 3, 5)`` -> ``["1-3", "5"]``."""
+    runs: list[list[int]] = []
+    for n in lines:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return [f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs]
