@@ -37,9 +37,15 @@ def slide(i: int) -> str:
             f"| seed {j} | 2.{j}0 | 2000 |\n" for j in range(4)
         )
     elif kind == 2:
-        body = "```python\nfor step in range(steps):\n    x, y = batch()\n    loss = model(x, y)\n    loss.backward()\n    opt.step()\n```\n"
+        body = (
+            "```python\nfor step in range(steps):\n    x, y = batch()\n"
+            "    loss = model(x, y)\n    loss.backward()\n    opt.step()\n```\n"
+        )
     elif kind == 3:
-        body = "The loss is $L = -\\log p_y$ and its gradient at the logits is\n\n$$\n\\frac{\\partial L}{\\partial z_i} = p_i - y_i\n$$\n"
+        body = (
+            "The loss is $L = -\\log p_y$ and its gradient at the logits is\n\n"
+            "$$\n\\frac{\\partial L}{\\partial z_i} = p_i - y_i\n$$\n"
+        )
     else:
         body = "A paragraph of ordinary prose that explains what the audience sees, " * 3 + "\n"
     return head + body + notes
