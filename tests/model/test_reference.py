@@ -21,8 +21,6 @@ from model.reference import (
     sgd_step,
 )
 
-torch.set_num_threads(1)
-
 VARIANTS = {
     "default": {},
     "4 heads": dict(n_heads=4),
