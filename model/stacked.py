@@ -253,7 +253,9 @@ class StackedDecoder:
         # one exp pass serves the loss and its gradient (log_softmax and then exp would be two)
         shift, total, tgt_logit = _exp_shifted_(logits, tgt)  # logits becomes exp(logits - shift)
         log_sum = total.log()
-        loss = (log_sum - tgt_logit).mean((1, 2), dtype=torch.float64)  # (M,): -log softmax at the targets, summed in float64
+        loss = (log_sum - tgt_logit).mean(
+            (1, 2), dtype=torch.float64
+        )  # (M,): -log softmax at the targets, summed in float64
         factor = total.reciprocal_()  # turns logits' memory into the softmax
         if cfg.z_loss:
             lse = shift + log_sum  # (M, 1, N)
@@ -277,7 +279,7 @@ class StackedDecoder:
             self.weight_grads["lm_head.weight"] = dhead
         self.weight_grads["wte.weight"] = dwte
         dwpe = dx.view(M, cfg.d_model, B, T).sum(2).transpose(1, 2)  # (M, T, D)
-        if T < cfg.context:
+        if cfg.context > T:
             dwpe = torch.cat((dwpe, dwpe.new_zeros(M, cfg.context - T, cfg.d_model)), dim=1)
         self.weight_grads["wpe.weight"] = dwpe
         # one copy into the (M, P) buffer, in layout order (w_q's entry holds w_q, w_k, w_v)
@@ -347,5 +349,3 @@ class StackedDecoder:
             _, exp_sum, tgt_logit = _exp_shifted_(logits, tgt)  # no log-probabilities written
             total += (exp_sum.log_() - tgt_logit).sum((1, 2), dtype=torch.float64)
         return total / y.numel()
-
-

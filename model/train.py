@@ -457,7 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=TrainConfig.steps, help="number of updates")
     ap.add_argument("--lr", type=float, default=TrainConfig.lr, help="peak learning rate")
     ap.add_argument("--schedule", choices=SCHEDULES, default=TrainConfig.schedule)
-    ap.add_argument("--threads", type=int, default=TrainConfig.threads, help="torch threads (default: torch's, all cores)")
+    ap.add_argument(
+        "--threads", type=int, default=TrainConfig.threads, help="torch threads (default: torch's, all cores)"
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON line with the result, nothing else")
     ap.add_argument("--out", type=Path, help="also write the full result (configs, seeds, curves) as JSON here")
     args = ap.parse_args(argv)

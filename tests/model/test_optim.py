@@ -37,7 +37,10 @@ def test_each_model_of_a_stack_has_its_own_settings():
     # two models, two learning-rate schedules, betas, eps and weight decays: each is its own torch.optim.AdamW
     gen = torch.Generator().manual_seed(1)
     p_ours = torch.randn(2, 50, generator=gen)
-    settings = [dict(betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1), dict(betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0)]
+    settings = [
+        dict(betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
+        dict(betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0),
+    ]
     table = torch.tensor([[1e-2, 3e-3], [5e-3, 3e-3], [1e-3, 0.0]], dtype=torch.float64)  # (steps, M)
     opt = Optimizer("adamw", table, [s["betas"] for s in settings], [s["eps"] for s in settings],
                     [s["weight_decay"] for s in settings])  # fmt: skip
@@ -57,7 +60,10 @@ def test_state_dict_round_trip_continues_identically():
     table = torch.full((6, 1), 1e-2, dtype=torch.float64)
     gen = torch.Generator().manual_seed(2)
     grads = [torch.randn(1, 20, generator=gen) for _ in range(6)]
-    a, b = Optimizer("adamw", table, [(0.9, 0.999)], [1e-8], [0.01]), Optimizer("adamw", table, [(0.9, 0.999)], [1e-8], [0.01])
+    a, b = (
+        Optimizer("adamw", table, [(0.9, 0.999)], [1e-8], [0.01]),
+        Optimizer("adamw", table, [(0.9, 0.999)], [1e-8], [0.01]),
+    )
     pa, pb = torch.ones(1, 20), torch.ones(1, 20)
     for g in grads[:3]:
         a.step(pa, g.clone())

@@ -28,11 +28,14 @@ VARIANTS = [
 
 
 def _ids(c: ModelConfig) -> str:
-    return f"{c.norm}-{c.norm_kind}-qk{int(c.qk_norm)}-z{c.z_loss}-{c.param}{c.d_model}-tie{int(c.tie_embeddings)}-L{c.n_layers}H{c.n_heads}"
+    arch = f"{c.param}{c.d_model}-tie{int(c.tie_embeddings)}-L{c.n_layers}H{c.n_heads}"
+    return f"{c.norm}-{c.norm_kind}-qk{int(c.qk_norm)}-z{c.z_loss}-{arch}"
 
 
 def _load(model: Decoder, layout: Layout, row: torch.Tensor) -> Decoder:
-    model.load_state_dict({k: v.to(next(model.parameters()).dtype) for k, v in layout.state_dict(row, model.cfg).items()})
+    model.load_state_dict(
+        {k: v.to(next(model.parameters()).dtype) for k, v in layout.state_dict(row, model.cfg).items()}
+    )
     return model
 
 

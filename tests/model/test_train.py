@@ -222,7 +222,13 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("cfg", VARIANTS, ids=lambda c: f"{c.norm}-{c.norm_kind}-qk{int(c.qk_norm)}-z{c.z_loss}-{c.param}-tie{int(c.tie_embeddings)}-L{c.n_layers}")
+@pytest.mark.parametrize(
+    "cfg",
+    VARIANTS,
+    ids=lambda c: (
+        f"{c.norm}-{c.norm_kind}-qk{int(c.qk_norm)}-z{c.z_loss}-{c.param}-tie{int(c.tie_embeddings)}-L{c.n_layers}"
+    ),
+)
 def test_variants_match_separate_runs(cfg):
     runs = [TrainConfig(steps=30, eval_every=15, lr=1e-2, seed=s) for s in (0, 1)]
     for run, result in zip(runs, train_many(cfg, runs), strict=True):
