@@ -1,12 +1,13 @@
-"""Training speed: one eager Decoder, the stacked trainer, and the NumPy reference
-(run by hand: `make bench`, or `python benchmarks/train_speed.py [--steps N]`).
+"""Training speed: the one fast path (model/train.py over model/stacked.py) at M = 1
+and M = 21, and the NumPy reference (run by hand: `make bench`, or
+`python benchmarks/train_speed.py [--steps N]`).
 
 Rows (all train the default config: batch 32, context 16, AdamW, cosine, eval every 100):
 
-- eager: model.train.train(), the default run, one model, on 1 thread and on
-  2 (its default on this machine: torch's setting, all cores); "x eager" is
-  against the 2-thread row, one model at a time on the same 2 threads;
-- stacked: model.ensemble.train_many() on 21 runs (seeds 0..20) as one stack
+- M = 1: model.train.train(), the default run, one model (a stack of one), on
+  1 thread and on 2 (its default on this machine: torch's setting, all cores);
+  "x M=1" is against the 1-thread row;
+- M = 21: model.train.train_many() on 21 runs (seeds 0..20) as one stack
   whose ops use 2 threads, and as two stacks (10 + 11 runs) side by side on 2
   Python threads of 1 torch thread each (train_many's default with 2 threads);
 - reference: model/reference.py in float64, forward + backward + AdamW per
@@ -19,11 +20,13 @@ appendix B count; the causal half is not subtracted), and per evaluated token
 one third of that (the forward pass). Evaluation on the 1,102 validation
 windows every 100 steps is part of every timed run but the reference's.
 Achieved FLOP/s are set against a 1024 x 1024 float32 matmul on the same
-machine with the same number of threads (2: the machine's cores).
+machine with the same number of threads.
 
-Each trainer is timed --repeats times (default 3) and the best time kept, as
-the matmul peak is a best of 5: this 2-core VM's speed drifts by up to 1.7x
-within minutes, and the best run is the one the drift slowed least.
+Each trainer is timed --repeats times (default 3), the trainers taking turns
+(round-robin, so a slow minute of the host slows every row alike), and the
+best time kept, as the matmul peak is a best of 5: this 2-core VM's speed
+drifts by up to 1.7x within minutes, and the best run is the one the drift
+slowed least.
 
 Prints the machine, a table, and the same table in Markdown for the README.
 """
@@ -31,6 +34,7 @@ Prints the machine, a table, and the same table in Markdown for the README.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import sys
@@ -42,10 +46,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model.data import load_corpus, sample_batch, val_windows
-from model.decoder import Decoder, ModelConfig, num_params
-from model.ensemble import train_many
-from model.train import TrainConfig, lr_at, train
+from model.data import load_corpus, sample_batch, val_windows  # noqa: E402 (after the path set-up)
+from model.decoder import Decoder, ModelConfig, num_params  # noqa: E402
+from model.train import TrainConfig, lr_at, train, train_many  # noqa: E402
 
 M_STACK = 21
 
@@ -78,13 +81,6 @@ def matmul_flops(threads: int, n: int = 1024, repeats: int = 5, inner: int = 20)
 TIMINGS: dict[str, list[float]] = {}  # every timing taken, by row, printed under the table
 
 
-def best_of(repeats: int, timed: Callable[[], float], name: str) -> float:
-    """The shortest of `repeats` timings: the run least slowed by the rest of the
-    machine (the matmul peak is a best-of too, so the two compare like for like)."""
-    TIMINGS[name] = [timed() for _ in range(repeats)]
-    return min(TIMINGS[name])
-
-
 def flops_per_token(cfg: ModelConfig, n_params: int) -> float:
     """Training FLOPs per token: 6 P + 12 L T D (see the module docstring)."""
     return 6 * n_params + 12 * cfg.n_layers * cfg.context * cfg.d_model
@@ -110,7 +106,7 @@ def bench_reference(cfg: ModelConfig, run: TrainConfig, steps: int) -> float:
     for step in range(steps):
         x, y = sample_batch(corpus.train, run.batch, cfg.context, gen)
         _, grads = reference.loss_and_grads(params, x.numpy(), y.numpy(), cfg)
-        grads, _ = reference.clip_by_global_norm(grads, run.clip)
+        grads, _ = reference.clip_by_global_norm(grads, math.inf if run.clip is None else run.clip)
         params, state = reference.adamw_step(
             params, grads, state, lr=lr_at(step, run), betas=run.betas, eps=run.eps, weight_decay=run.weight_decay
         )
@@ -118,10 +114,10 @@ def bench_reference(cfg: ModelConfig, run: TrainConfig, steps: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--steps", type=int, default=2000, help="steps per run (default 2000, the default run)")
     ap.add_argument("--reference-steps", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=3, help="time each trainer this many times, keep the best (default 3)")
+    ap.add_argument("--repeats", type=int, default=3, help="time each trainer this many times, keep the best")
     args = ap.parse_args(argv)
 
     cfg = ModelConfig()
@@ -135,51 +131,62 @@ def main(argv: list[str] | None = None) -> int:
           f"default threads {torch.get_num_threads()}; Python {platform.python_version()}")  # fmt: skip
 
     peak = {t: matmul_flops(t) for t in (1, 2)}
-    rows = []  # (name, threads, model-steps/s, FLOP/s)
-
     corpus = load_corpus()
-    for threads in (1, 2):
-        name = f"eager, train() (1 model){', its default' if threads == 2 else ''}"
-        seconds = best_of(args.repeats, lambda: train(cfg, TrainConfig(steps=args.steps, threads=threads), corpus).seconds, name)
-        rows.append((name, str(threads), base.steps / seconds, run_flops(cfg, base, n_params, n_val_tokens) / seconds))
-
     runs = [TrainConfig(steps=args.steps, seed=s) for s in range(M_STACK)]
-    for name, kwargs, threads in (
-        (f"stacked, train_many() (M={M_STACK}), 1 stack", {"threads": 2, "workers": 1}, "2"),
-        (f"stacked, train_many() (M={M_STACK}), 2 stacks side by side", {"threads": 2, "workers": 2}, "2 x 1"),
-    ):
 
-        def stacked() -> float:
+    def one_run(threads: int) -> Callable[[], float]:
+        return lambda: train(cfg, TrainConfig(steps=args.steps, threads=threads), corpus).seconds
+
+    def stacked(workers: int) -> Callable[[], float]:
+        def timed() -> float:
             t = time.perf_counter()
-            results = train_many(cfg, runs, corpus, **kwargs)
-            assert all(r.steps == args.steps for r in results)
+            results = train_many(cfg, runs, corpus, threads=2, workers=workers)
+            if not all(r.steps == args.steps for r in results):
+                raise RuntimeError("a stacked run stopped early")
             return time.perf_counter() - t
 
-        seconds = best_of(args.repeats, stacked, name)
-        rows.append((name, threads, M_STACK * base.steps / seconds,
-                     M_STACK * run_flops(cfg, base, n_params, n_val_tokens) / seconds))  # fmt: skip
+        return timed
 
-    try:
+    def reference_per_step() -> float:
         before = torch.get_num_threads()
         torch.set_num_threads(1)
-        per_step = best_of(args.repeats, lambda: bench_reference(cfg, base, args.reference_steps), "reference, per step")
-        torch.set_num_threads(before)
-        ref_run = TrainConfig(steps=1)
-        rows.append(("NumPy float64 reference (1 model)", "numpy", 1 / per_step,
-                     run_flops(cfg, ref_run, n_params, n_val_tokens, evals=False) / per_step))  # fmt: skip
-    except ImportError as e:  # model/reference.py missing
-        print(f"(reference skipped: {e})")
+        try:
+            return bench_reference(cfg, base, args.reference_steps)
+        finally:
+            torch.set_num_threads(before)
+
+    # (name, threads, models per timing, what is timed)
+    trainers: list[tuple[str, str, int, Callable[[], float]]] = [
+        ("train(), M=1", "1", 1, one_run(1)),
+        ("train(), M=1, its default", "2", 1, one_run(2)),
+        (f"train_many(), M={M_STACK}, 1 stack", "2", M_STACK, stacked(1)),
+        (f"train_many(), M={M_STACK}, 2 stacks side by side", "2 x 1", M_STACK, stacked(2)),
+        ("NumPy float64 reference (1 model)", "numpy", 1, reference_per_step),
+    ]
+    for _ in range(args.repeats):  # round-robin: the host's drift hits every trainer alike
+        for name, _th, _m, timed in trainers:
+            TIMINGS.setdefault(name, []).append(timed())
+
+    rows = []  # (name, threads, model-steps/s, FLOP/s)
+    one_run_flops = run_flops(cfg, base, n_params, n_val_tokens)
+    for name, th, models, _ in trainers:
+        best = min(TIMINGS[name])
+        if th == "numpy":  # seconds per step, no evaluation
+            flops = run_flops(cfg, TrainConfig(steps=1), n_params, n_val_tokens, evals=False)
+            rows.append((name, th, 1 / best, flops / best))
+        else:
+            rows.append((name, th, models * base.steps / best, models * one_run_flops / best))
 
     load_after = os.getloadavg()
-    eager_rate = rows[1][2]  # train() as it runs by default: on all cores
-    header = ["trainer", "threads", "model-steps/s", "s per run", "x eager", "GFLOP/s", "% of matmul peak"]
+    base_rate = rows[0][2]  # one run on one thread
+    header = ["trainer", "threads", "model-steps/s", "s per run", "x M=1", "GFLOP/s", "% of matmul peak"]
     table = [
         [
             name,
             th,
             f"{rate:,.0f}",
             f"{base.steps / rate:.2f}" if th != "numpy" else "",
-            f"{rate / eager_rate:.1f}",
+            f"{rate / base_rate:.1f}",
             f"{flops / 1e9:.2f}",
             f"{100 * flops / peak[1 if th in ('1', 'numpy') else 2]:.1f}",
         ]

@@ -13,7 +13,7 @@ LEVEL_NAMES = ("chance, ln 64", "unigram", "bigram")
 
 def _levels(ax, levels, x_right) -> None:
     """Dotted reference levels, labelled at the right edge."""
-    for name, level in zip(LEVEL_NAMES, levels):
+    for name, level in zip(LEVEL_NAMES, levels, strict=True):
         ax.axhline(level, color=theme.MUTED, linestyle=":", linewidth=1.5)
         ax.annotate(name, (x_right, level), xytext=(-4, 4), textcoords="offset points",
                     ha="right", va="bottom", color=theme.MUTED, fontsize=14)

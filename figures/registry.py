@@ -49,7 +49,8 @@ def figure(name: str, *, runs: Sequence[str] | None = None) -> Callable[[Callabl
     def register(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         if name in FIGURES and FIGURES[name].module != fn.__module__:
             raise ValueError(f"figure {name!r} is registered twice: in {FIGURES[name].module} and {fn.__module__}")
-        FIGURES[name] = FigureSpec(name, fn, None if runs is None else tuple(runs), fn.__module__, fn.__code__.co_firstlineno)
+        runs_used = None if runs is None else tuple(runs)
+        FIGURES[name] = FigureSpec(name, fn, runs_used, fn.__module__, fn.__code__.co_firstlineno)
         return fn
 
     return register

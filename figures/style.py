@@ -63,7 +63,9 @@ def rc() -> dict[str, Any]:
     }
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, width: float = WIDTH_IN, height: float = HEIGHT_IN, **kwargs: Any) -> tuple[Any, Any]:
+def new_figure(
+    nrows: int = 1, ncols: int = 1, width: float = WIDTH_IN, height: float = HEIGHT_IN, **kwargs: Any
+) -> tuple[Any, Any]:
     """A Figure with its Axes (an array of them for a grid), without pyplot's global state."""
     from matplotlib.figure import Figure
 

@@ -28,11 +28,11 @@ class Problems:
 
     @property
     def prompts(self) -> list[str]:
-        return [f"\n{a}+{b}=" for a, b in zip(self.a, self.b)]
+        return [f"\n{a}+{b}=" for a, b in zip(self.a, self.b, strict=True)]
 
     @property
     def answers(self) -> list[str]:
-        return [f"{a + b}\n" for a, b in zip(self.a, self.b)]
+        return [f"{a + b}\n" for a, b in zip(self.a, self.b, strict=True)]
 
 
 def draw(rng: np.random.Generator, n: int, digits: int) -> Problems:

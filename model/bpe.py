@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections import Counter, defaultdict
+from itertools import pairwise
 
 _CHUNK = re.compile(r" ?\w+| ?[^\s\w]+|\s+")
 
@@ -53,7 +54,7 @@ def train_bpe(text: str, n_merges: int) -> list[tuple[str, str]]:
     pair_count: defaultdict[tuple[str, str], int] = defaultdict(int)
     where: defaultdict[tuple[str, str], set[int]] = defaultdict(set)
     for i, w in enumerate(words):
-        for pair in zip(w, w[1:]):
+        for pair in pairwise(w):
             pair_count[pair] += counts[i]
             where[pair].add(i)
     # max-heap by (count, then smallest pair); stale entries are skipped when popped
@@ -69,11 +70,11 @@ def train_bpe(text: str, n_merges: int) -> list[tuple[str, str]]:
         touched: set[tuple[str, str]] = set()
         for i in sorted(where.pop(pair)):
             w = words[i]
-            for p in zip(w, w[1:]):  # take the chunk's old pairs out ...
+            for p in pairwise(w):  # take the chunk's old pairs out ...
                 pair_count[p] -= counts[i]
                 touched.add(p)
             w = words[i] = merge_pair(w, *pair)
-            for p in zip(w, w[1:]):  # ... and its new pairs in
+            for p in pairwise(w):  # ... and its new pairs in
                 pair_count[p] += counts[i]
                 where[p].add(i)
                 touched.add(p)
@@ -96,7 +97,7 @@ def encode(text: str, merges: list[tuple[str, str]]) -> list[str]:
         if chunk not in cache:
             w = list(chunk)
             while len(w) > 1:
-                pair = min(zip(w, w[1:]), key=lambda p: rank.get(p, len(rank)))
+                pair = min(pairwise(w), key=lambda p: rank.get(p, len(rank)))
                 if pair not in rank:
                     break
                 w = merge_pair(w, *pair)

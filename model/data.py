@@ -240,3 +240,38 @@ def ngram_loss(train_ids, val_ids, n: int = 2, vocab_size: int | None = None, al
 def bigram_loss(train_ids, val_ids, vocab_size: int | None = None, alpha: float = 1.0) -> float:
     """A bigram model's validation cross-entropy, add-one smoothed (see ngram_loss)."""
     return ngram_loss(train_ids, val_ids, n=2, vocab_size=vocab_size, alpha=alpha)
+
+
+class Batches:
+    """The training windows of M runs at once, (M, B, T) per step: run m's rows
+    are what sample_batch(data, batch, context, gens[m]) draws, step after step,
+    though the window starts are drawn `ahead` steps at a time (the same numbers).
+    `state()` and `load_state()` make a checkpoint resume on the same batches."""
+
+    def __init__(self, data: torch.Tensor, data_seeds: list[int], batch: int, context: int, ahead: int = 250):
+        if len(data) < context + 1:
+            raise ValueError(f"need at least {context + 1} tokens, got {len(data)}")
+        self.data, self.B, self.T, self.ahead = data, batch, context, ahead
+        self.gens = [torch.Generator().manual_seed(s) for s in data_seeds]
+        self.starts = torch.empty(len(data_seeds), ahead, batch, dtype=torch.long)  # (M, ahead, B)
+        self.k = ahead  # steps of `starts` used
+        self.span = torch.arange(context + 1)
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.k == self.ahead:
+            high = len(self.data) - self.T
+            draws = [torch.randint(0, high, (self.ahead * self.B,), generator=g) for g in self.gens]
+            self.starts = torch.stack(draws).view(len(self.gens), self.ahead, self.B)
+            self.k = 0
+        starts = self.starts[:, self.k]  # (M, B)
+        self.k += 1
+        window = self.data[starts[..., None] + self.span]  # (M, B, T+1)
+        return window[..., :-1], window[..., 1:]  # (M, B, T), (M, B, T)
+
+    def state(self) -> dict:
+        return {"gens": [g.get_state() for g in self.gens], "starts": self.starts.clone(), "k": self.k}
+
+    def load_state(self, state: dict) -> None:
+        for g, s in zip(self.gens, state["gens"], strict=True):
+            g.set_state(s)
+        self.starts, self.k = state["starts"].clone(), int(state["k"])

@@ -138,6 +138,8 @@ class Norm(nn.Module):
 
 
 class CausalSelfAttention(nn.Module):
+    mask: torch.Tensor  # (context, context) bool, a buffer
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         D = cfg.d_model
@@ -228,7 +230,7 @@ class Decoder(nn.Module):
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         """Token ids (B, T) with T <= context -> logits (B, T, V)."""
         B, T = idx.shape
-        if T > self.cfg.context:
+        if self.cfg.context < T:
             raise ValueError(f"sequence length {T} exceeds the context {self.cfg.context}")
         x = self.wte(idx) + self.wpe.weight[:T]  # (B, T, D)
         for block in self.blocks:

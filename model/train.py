@@ -1,44 +1,27 @@
-"""Train one Decoder: the loop, the schedules, the optimisers and checkpoints.
+"""Train Decoders: the loop, its schedules, checkpoints and the command line.
 
-A flat loop in the manner of nanoGPT's train.py: sample a batch, forward,
-backward, clip, step, evaluate every `eval_every` steps. Everything that makes
-a run is seeded and written next to its results (`TrainResult.to_dict()`
-holds both configs and the seeds):
+One loop serves one run and many. `train_many` trains M runs of one
+architecture together as one stacked model (model/stacked.py: each run its
+own weights, batches, learning-rate schedule and optimiser settings, every
+matmul batched over the M models); `train` is train_many with one run.
+Everything that makes a run is seeded and written next to its results
+(`TrainResult.to_dict()` holds both configs and the seeds):
 
     result = train(ModelConfig(), TrainConfig(seed=0))
     result.val_loss_init, result.val_loss_final     # about 4.17 -> 2.28
+    results = train_many(ModelConfig(), [TrainConfig(seed=s) for s in (0, 1, 2)])
 
     python -m model.train --seed 0 [--steps 2000] [--json]
 
-What keeps a 2,000-step run to a few seconds on a 2-core CPU:
-
-- all weights live in one flat buffer (and their gradients in another), so
-  clipping is three tensor ops per step and the optimiser one call of torch's
-  fused Adam/AdamW kernel (what torch.optim.AdamW(fused=True) calls), not a
-  dozen ops per parameter;
-- `fast_forward` computes what `Decoder.forward` computes, from those same
-  weights, with fewer ops: 2-D activations, one matmul for q, k and v together
-  (w_q, w_k and w_v sit side by side in the flat buffer, so the fused weight is
-  a view, not a copy), the causal mask added inside the score matmul;
-- its backward pass is written out (`backward`): the kernels autograd would
-  run, without recording and replaying a graph, except where fewer passes do
-  the same sums (one exp pass serves the loss and its gradient; embedding rows
-  are added up with index_add_), and each weight gradient is written straight
-  into the flat gradient buffer; tests hold it to float64 autograd as tightly
-  as float32 autograd itself (configs it does not cover, RMSNorm, qk-norm,
-  z-loss, go through autograd);
-- the written-out passes and evaluation run in inference mode (no autograd
-  bookkeeping per op), evaluation 512 validation windows per pass (their
-  activations stay in cache);
-- threads: torch's setting unless `threads` is given (both cores of this
-  machine: about 10% faster than one; the numbers are the same);
-- batches are rows of a windows view of the text (`sample_batch`), one gather;
-- malloc keeps freed memory (`keep_freed_memory`), so activations do not
-  page-fault afresh every step.
+Each step: draw every run's batch, forward and backward through the stack,
+check that every loss and gradient is finite (a run that is not records the
+step, `diverged_at`, and keeps the weights it had; the others go on), clip
+each run's gradient to its own global norm, update, and evaluate every
+`eval_every` steps on all validation windows.
 
 Steps count updates: "step k" is the state after k updates, update k (0-based)
-uses learning rate `lr_at(k, cfg)`, and `eval_every` evaluations happen at
-steps k = eval_every, 2 eval_every, ... and at the last step (plus step 0).
+uses learning rate `lr_at(k, cfg)`, and evaluations happen at steps
+k = eval_every, 2 eval_every, ... and at each run's last step (plus step 0).
 """
 
 from __future__ import annotations
@@ -46,7 +29,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import dataclasses
-import functools
 import json
 import math
 import os
@@ -54,19 +36,22 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
-import torch.nn.functional as F
 
-from model.data import Corpus, load_corpus, sample_batch, val_windows
-from model.decoder import Decoder, ModelConfig, cross_entropy, mup_lr_scales
+from model.data import Batches, Corpus, load_corpus, val_windows
+from model.decoder import ModelConfig
+from model.optim import OPTIMIZERS, Optimizer, clip_
+from model.stacked import StackedDecoder, init_stack
 
 SCHEDULES = ("constant", "cosine", "wsd")
-OPTIMIZERS = ("adamw", "adam", "sgd", "momentum")
 DATA_SEED_OFFSET = 1_000_000  # data_seed = seed + this unless given: weights and data draw apart
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
+CURVES = ("step", "train_loss", "val_loss", "grad_norm", "lr")
 
 
 @dataclass
@@ -164,380 +149,6 @@ class TrainResult:
         return clean(d)
 
 
-# -----------------------------------------------------------------------------
-# weights in one flat buffer
-
-
-class FlatParams:
-    """A Decoder's weights in one flat float32 buffer `data` (P,), in
-    named_parameters() order, with the module's parameters re-pointed at views
-    of it, and a gradient buffer `grad` (P,) of the same layout.
-
-    `leaves` are what the forward pass differentiates: views of `data`, one per
-    parameter, except that each block's w_q, w_k, w_v (adjacent in the buffer)
-    are one (3D, D) leaf `blocks.{i}.attn.w_qkv`; `grads` are the same views
-    of `grad`."""
-
-    def __init__(self, model: Decoder):
-        named = list(model.named_parameters())  # a tied lm_head comes once, as wte
-        self.names = [n for n, _ in named]
-        self.shapes = {n: tuple(p.shape) for n, p in named}
-        self.offsets: dict[str, int] = {}
-        offset = 0
-        for n, p in named:
-            self.offsets[n] = offset
-            offset += p.numel()
-        self.size = offset
-        self.data = torch.cat([p.detach().reshape(-1) for _, p in named])  # (P,)
-        self.grad = torch.zeros_like(self.data)  # (P,)
-        for n, p in named:
-            p.data = self.view(n)  # the module now reads and writes the flat buffer
-        self.leaves: dict[str, torch.Tensor] = {}
-        for n in self.names:
-            if ".attn.w_k." in n or ".attn.w_v." in n:
-                continue
-            if ".attn.w_q." in n:
-                block = n.removesuffix(".attn.w_q.weight")
-                k, v = f"{block}.attn.w_k.weight", f"{block}.attn.w_v.weight"
-                D = self.shapes[n][1]
-                if not self.offsets[k] == self.offsets[n] + D * D == self.offsets[v] - D * D:
-                    raise RuntimeError("w_q, w_k, w_v are not adjacent in named_parameters()")
-                leaf = self.data[self.offsets[n] : self.offsets[n] + 3 * D * D].view(3 * D, D)
-                n = f"{block}.attn.w_qkv"
-            else:
-                leaf = self.view(n)
-            self.leaves[n] = leaf.requires_grad_()
-        # the same views of the gradient buffer: the written-out backward fills them in place
-        self.grads = {n: self.grad[v.storage_offset() :][: v.numel()].view(v.shape) for n, v in self.leaves.items()}
-
-    def view(self, name: str) -> torch.Tensor:
-        o, shape = self.offsets[name], self.shapes[name]
-        return self.data[o : o + math.prod(shape)].view(shape)
-
-    def lr_scales(self, cfg: ModelConfig) -> torch.Tensor | None:
-        """µP's per-element learning-rate multipliers (P,), or None if all are 1."""
-        scales = mup_lr_scales(cfg)
-        if all(s == 1.0 for s in scales.values()):
-            return None
-        out = torch.empty(self.size, dtype=torch.float64)
-        for n in self.names:
-            o = self.offsets[n]
-            out[o : o + math.prod(self.shapes[n])] = scales[n]
-        return out
-
-
-# -----------------------------------------------------------------------------
-# the forward pass, fused, and its backward pass written out
-
-
-@functools.cache
-def _mask_bias(T: int) -> torch.Tensor:
-    """(T, T): 0 on and below the diagonal, -inf above it (no looking ahead)."""
-    return torch.zeros(T, T).masked_fill_(torch.ones(T, T, dtype=torch.bool).triu_(1), float("-inf"))
-
-
-def fast_forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
-    """Decoder.forward from FlatParams.leaves in fewer ops: token ids (B, T) ->
-    logits (B, T, V), equal to Decoder.forward to float32 rounding (~1e-7).
-    Activations are kept 2-D, (B*T, D), so every linear layer is one mm; the
-    heads go to the batch dimension with one copy of q, k and v together; the
-    causal mask is added inside the score matmul.
-
-    Attention is written out rather than calling scaled_dot_product_attention
-    (about 10% faster here): at absurd learning rates that kernel's backward
-    turns overflowing scores into NaN a few steps before the Decoder's own
-    attention does, and a run should diverge at the same step whichever
-    trainer (this one, model/ensemble.py) runs it."""
-    B, T = idx.shape
-    return _forward(leaves, idx, cfg)[0].view(B, T, -1)
-
-
-def _forward(leaves: dict[str, torch.Tensor], idx: torch.Tensor, cfg: ModelConfig):
-    """fast_forward's computation: logits (B*T, V) and the tape, the
-    activations that backward() needs (differentiable by autograd as well)."""
-    B, T = idx.shape
-    D, H = cfg.d_model, cfg.n_heads
-    Dh = D // H
-
-    def norm(x: torch.Tensor):
-        if cfg.norm_kind == "layer":  # F.layer_norm's own kernel, keeping its mean and 1/std for backward
-            y, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, cfg.norm_eps)
-            return y, (x, mean, rstd)
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + cfg.norm_eps), None
-
-    def attn(x: torch.Tensor, resid: torch.Tensor, i: int):
-        """resid + attention(x)."""
-        qkv = torch.mm(x, leaves[f"blocks.{i}.attn.w_qkv"].t())  # (B*T, 3D)
-        qkv = qkv.view(B, T, 3, H, Dh).permute(2, 0, 3, 1, 4).reshape(3, B * H, T, Dh)  # one copy
-        q, k, v = qkv.unbind(0)  # (B*H, T, Dh) each
-        if cfg.qk_norm:
-            q, k = norm(q)[0], norm(k)[0]
-        att = torch.baddbmm(_mask_bias(T).to(q.dtype), q, k.transpose(1, 2), alpha=cfg.attn_scale)  # (B*H, T, T)
-        att = att.softmax(dim=-1)
-        y = torch.bmm(att, v)  # (B*H, T, Dh)
-        y = y.view(B, H, T, Dh).transpose(1, 2).reshape(B * T, D)  # heads side by side
-        return torch.addmm(resid, y, leaves[f"blocks.{i}.attn.w_o.weight"].t()), (x, q, k, v, att, y)  # (B*T, D)
-
-    def mlp(x: torch.Tensor, resid: torch.Tensor, i: int):
-        """resid + mlp(x)."""
-        u = torch.mm(x, leaves[f"blocks.{i}.mlp.w_in.weight"].t())  # (B*T, 4D)
-        a = F.gelu(u)  # exact GELU
-        return torch.addmm(resid, a, leaves[f"blocks.{i}.mlp.w_out.weight"].t()), (x, u, a)  # (B*T, D)
-
-    x = (F.embedding(idx, leaves["wte.weight"]) + leaves["wpe.weight"][:T]).view(B * T, D)
-    blocks = []
-    for i in range(cfg.n_layers):
-        n1 = n2 = None
-        if cfg.norm == "pre":
-            h, n1 = norm(x)
-            x, at = attn(h, x, i)  # x + attn(ln_1(x))
-            h, n2 = norm(x)
-            x, ml = mlp(h, x, i)  # x + mlp(ln_2(x))
-        elif cfg.norm == "post":
-            x, at = attn(x, x, i)
-            x, n1 = norm(x)
-            x, ml = mlp(x, x, i)
-            x, n2 = norm(x)
-        else:
-            x, at = attn(x, x, i)
-            x, ml = mlp(x, x, i)
-        blocks.append((n1, at, n2, ml))
-    nf = None
-    if cfg.norm == "pre":
-        x, nf = norm(x)
-    logits = torch.mm(x, leaves["wte.weight" if cfg.tie_embeddings else "lm_head.weight"].t())  # (B*T, V)
-    if cfg.logit_mult != 1.0:
-        logits = logits * cfg.logit_mult
-    return logits, (idx, blocks, nf, x)
-
-
-# What autograd would run for _forward and the loss, written out: mostly the same
-# kernels (mm, bmm, native_layer_norm_backward, gelu_backward, ...) on tensors of
-# the same shapes, in the order of torch's derivative formulas. What it saves is
-# the engine: recording ~60 graph nodes in the forward pass and replaying them,
-# each for a few microseconds of work at these sizes (about a quarter of the
-# forward + backward time), and two passes: the loss keeps its exps for the
-# softmax in the gradient, and the embedding gradient is one index_add_. It
-# covers LayerNorm models without z-loss or qk-norm (the default and most
-# variants); the rest go through autograd. test_train.py holds its gradients to
-# float64 autograd as tightly as float32 autograd's own.
-
-
-def has_written_backward(cfg: ModelConfig) -> bool:
-    return cfg.norm_kind == "layer" and not cfg.qk_norm and not cfg.z_loss
-
-
-@torch.inference_mode()
-def loss_and_tape(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, cfg: ModelConfig):
-    """The mean cross-entropy of the windows x, y (B, T) and the tape for
-    backward(), recording nothing for autograd."""
-    logits, tape = _forward(leaves, x, cfg)  # (N, V)
-    # -log softmax at the targets, as log_softmax computes it (shift by the row maximum, log of
-    # the sum of exps), with the exps kept: they are the softmax the gradient needs (one exp pass)
-    tgt = y.reshape(-1, 1)  # (N, 1)
-    z = logits.sub_(logits.amax(1, keepdim=True))
-    tgt_logit = z.gather(1, tgt)  # (N, 1)
-    exps = z.exp_()  # (N, V)
-    total = exps.sum(1, keepdim=True)  # (N, 1)
-    loss = (total.log() - tgt_logit).mean()
-    return loss, (tape, exps, total, tgt)
-
-
-_MINUS_ONE = torch.full((1, 1), -1.0)
-
-
-@torch.inference_mode()
-def backward(tape, leaves: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], cfg: ModelConfig) -> None:
-    """Write d loss / d leaf into `grads` (FlatParams.grads: views of the flat
-    gradient buffer, named as the leaves) from loss_and_tape's tape."""
-    (idx, blocks, nf, xf), exps, total, tgt = tape
-    B, T = idx.shape
-    D, H = cfg.d_model, cfg.n_heads
-    Dh, G = D // H, B * H
-
-    def linear(dout: torch.Tensor, x: torch.Tensor, name: str) -> torch.Tensor:
-        """out = x @ W.T: dW = dout^T x (written to grads), returns dx = dout W."""
-        torch.mm(dout.t(), x, out=grads[name])
-        return torch.mm(dout, leaves[name])
-
-    def norm(dy: torch.Tensor, cache) -> torch.Tensor:
-        x, mean, rstd = cache
-        return torch.ops.aten.native_layer_norm_backward(dy, x, x.shape[-1:], mean, rstd, None, None, (True, False, False))[0]
-
-    def attn(dout: torch.Tensor, cache, i: int) -> torch.Tensor:
-        x, q, k, v, att, y = cache
-        dy = linear(dout, y, f"blocks.{i}.attn.w_o.weight")  # (B*T, D)
-        dy = dy.view(B, T, H, Dh).transpose(1, 2).reshape(G, T, Dh)  # a copy, per head
-        datt = torch.bmm(dy, v.transpose(1, 2))  # (G, T, T)
-        dv = torch.bmm(att.transpose(1, 2), dy)  # (G, T, Dh)
-        datt = torch._softmax_backward_data(datt, att, -1, att.dtype)  # 0 where masked
-        dq = torch.bmm(datt, k) * cfg.attn_scale  # (G, T, Dh)
-        dk = (torch.bmm(q.transpose(1, 2), datt) * cfg.attn_scale).transpose(1, 2)  # (G, T, Dh)
-        dqkv = torch.stack((dq, dk, dv)).view(3, B, H, T, Dh).permute(1, 3, 0, 2, 4).reshape(B * T, 3 * D)
-        return linear(dqkv, x, f"blocks.{i}.attn.w_qkv")  # (B*T, D)
-
-    def mlp(dout: torch.Tensor, cache, i: int) -> torch.Tensor:
-        x, u, a = cache
-        da = linear(dout, a, f"blocks.{i}.mlp.w_out.weight")  # (B*T, 4D)
-        du = torch.ops.aten.gelu_backward(da, u)
-        return linear(du, x, f"blocks.{i}.mlp.w_in.weight")  # (B*T, D)
-
-    head = "wte.weight" if cfg.tie_embeddings else "lm_head.weight"
-    dlogits = exps.div_(total).scatter_add_(1, tgt, _MINUS_ONE.expand(tgt.shape))  # softmax - onehot
-    dlogits.mul_(cfg.logit_mult / tgt.numel())  # (B*T, V): the mean over tokens, the logit multiplier
-    if cfg.tie_embeddings:
-        dhead = torch.mm(dlogits.t(), xf)  # (V, D), added to the embedding's below
-    else:
-        torch.mm(dlogits.t(), xf, out=grads[head])
-    dx = torch.mm(dlogits, leaves[head])  # (B*T, D)
-    if nf is not None:
-        dx = norm(dx, nf)
-    for i in reversed(range(cfg.n_layers)):
-        n1, at, n2, ml = blocks[i]
-        if cfg.norm == "pre":
-            dx = dx + norm(mlp(dx, ml, i), n2)
-            dx = dx + norm(attn(dx, at, i), n1)
-        elif cfg.norm == "post":
-            dx = norm(dx, n2)
-            dx = norm(dx + mlp(dx, ml, i), n1)
-            dx = dx + attn(dx, at, i)
-        else:
-            dx = dx + mlp(dx, ml, i)
-            dx = dx + attn(dx, at, i)
-    dwte = grads["wte.weight"]  # each token's rows of dx, added up into its row
-    if cfg.tie_embeddings:
-        dwte.copy_(dhead)
-    else:
-        dwte.zero_()
-    dwte.index_add_(0, idx.reshape(-1), dx)
-    dwpe = grads["wpe.weight"]
-    torch.sum(dx.view(B, T, D), 0, out=dwpe[:T])
-    dwpe[T:].zero_()
-
-
-EVAL_CHUNK = 512  # windows per forward pass: activations of 8,192 tokens stay in cache (about 15% faster)
-
-
-@torch.inference_mode()
-def evaluate(leaves: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, cfg: ModelConfig) -> float:
-    """Mean loss over the windows (x, y) (the z-loss term excluded), summed in float64."""
-    total = 0.0
-    for s in range(0, len(x), EVAL_CHUNK):
-        logits = _forward(leaves, x[s : s + EVAL_CHUNK], cfg)[0]  # (n*T, V)
-        total += F.cross_entropy(logits, y[s : s + EVAL_CHUNK].reshape(-1), reduction="sum").item()
-    return total / y.numel()
-
-
-# -----------------------------------------------------------------------------
-# the optimisers, written out over flat buffers
-#
-# The arithmetic is torch.optim's (single-tensor code path). The same functions
-# serve a stack of M models (model/ensemble.py: hyperparameters are (M, 1)
-# float32 tensors, buffers (M, P)) and one model under µP (per-element learning
-# rates) or SGD. One model under Adam or AdamW takes torch's fused kernel
-# instead, the same update in one pass (to float32 rounding).
-
-
-def adam_coefficients(lr, t: int, beta1, beta2, eps, weight_decay, decoupled: bool) -> dict:
-    """Per-step scalars of Adam/AdamW for update number t (1-based), computed in
-    float64 from Python floats or float64 tensors (the caller casts tensors to
-    float32, as torch.optim's Python floats are cast when they meet float32)."""
-    bias_correction1 = 1 - beta1**t
-    bias_correction2 = 1 - beta2**t
-    return {
-        "decay": 1 - lr * weight_decay if decoupled else 1.0,  # AdamW: p <- p (1 - lr wd)
-        "l2": 0.0 if decoupled else weight_decay,  # Adam: g <- g + wd p
-        "one_minus_beta1": 1 - beta1,
-        "beta2": beta2,
-        "one_minus_beta2": 1 - beta2,
-        "step_size": lr / bias_correction1,
-        "bias_correction2_sqrt": bias_correction2**0.5,
-        "eps": eps,
-    }
-
-
-def adam_update_(p, g, exp_avg, exp_avg_sq, c: dict) -> None:
-    """One Adam/AdamW update of p in place (g is not modified)."""
-    if not isinstance(c["l2"], float) or c["l2"] != 0.0:
-        g = g + p * c["l2"]
-    if not isinstance(c["decay"], float) or c["decay"] != 1.0:
-        p.mul_(c["decay"])
-    exp_avg.lerp_(g, c["one_minus_beta1"])
-    exp_avg_sq.mul_(c["beta2"]).add_(g.square().mul_(c["one_minus_beta2"]))
-    denom = exp_avg_sq.sqrt().div_(c["bias_correction2_sqrt"]).add_(c["eps"])
-    p.sub_(exp_avg.mul(c["step_size"]).div_(denom))
-
-
-def sgd_update_(p, g, buf, lr, weight_decay, momentum, first: bool):
-    """torch.optim.SGD: g <- g + wd p; with momentum, buf <- g on the first
-    step, else momentum buf + g; p <- p - lr (buf or g). Returns buf."""
-    if not isinstance(weight_decay, float) or weight_decay != 0.0:
-        g = g + p * weight_decay
-    if momentum is not None:
-        if first:
-            buf = g.clone()
-        else:
-            buf.mul_(momentum).add_(g)
-        g = buf
-    p.sub_(g * lr)
-    return buf
-
-
-class Optimizer:
-    """The run's optimiser over a flat buffer: state and one `step(lr)`."""
-
-    def __init__(self, cfg: TrainConfig, params: torch.Tensor, lr_scales: torch.Tensor | None = None):
-        self.cfg = cfg
-        self.lr_scales = lr_scales  # None, or per-element multipliers (float64) for µP
-        if lr_scales is not None and cfg.optimizer in ("sgd", "momentum"):
-            raise NotImplementedError("µP learning-rate scales are defined for Adam-type optimisers only")
-        self.t = 0  # updates made
-        names = {
-            "adamw": ("exp_avg", "exp_avg_sq"),
-            "adam": ("exp_avg", "exp_avg_sq"),
-            "momentum": ("momentum_buffer",),
-        }
-        self.state = {k: torch.zeros_like(params) for k in names.get(cfg.optimizer, ())}
-        self._step = torch.zeros(())  # the fused Adam kernels read the update count from a tensor
-
-    def step(self, p: torch.Tensor, g: torch.Tensor, lr: float) -> None:
-        cfg = self.cfg
-        self.t += 1
-        if cfg.optimizer in ("adamw", "adam") and self.lr_scales is None:
-            self._step.fill_(self.t)
-            fused = torch._fused_adamw_ if cfg.optimizer == "adamw" else torch._fused_adam_
-            beta1, beta2 = cfg.betas
-            fused([p], [g], [self.state["exp_avg"]], [self.state["exp_avg_sq"]], [], [self._step], lr=lr,
-                  beta1=beta1, beta2=beta2, weight_decay=cfg.weight_decay, eps=cfg.eps, amsgrad=False, maximize=False)  # fmt: skip
-        elif cfg.optimizer in ("adamw", "adam"):
-            if self.lr_scales is not None:
-                lr = lr * self.lr_scales  # (P,) float64
-            c = adam_coefficients(lr, self.t, *cfg.betas, cfg.eps, cfg.weight_decay, cfg.optimizer == "adamw")
-            c = {k: v.float() if torch.is_tensor(v) else float(v) for k, v in c.items()}
-            adam_update_(p, g, self.state["exp_avg"], self.state["exp_avg_sq"], c)
-        else:
-            momentum = cfg.betas[0] if cfg.optimizer == "momentum" else None
-            buf = self.state.get("momentum_buffer")
-            buf = sgd_update_(p, g, buf, lr, cfg.weight_decay, momentum, first=self.t == 1)
-            if momentum is not None:
-                self.state["momentum_buffer"] = buf
-
-    def state_dict(self) -> dict:
-        return {"t": self.t, **{k: v.clone() for k, v in self.state.items()}}
-
-    def load_state_dict(self, d: dict) -> None:
-        self.t = int(d["t"])
-        for k in self.state:
-            self.state[k].copy_(d[k])
-
-
-def clip_coefficient(grad_norm: torch.Tensor, clip: float | None) -> torch.Tensor | None:
-    """What clip_grad_norm_ multiplies the gradients by: min(1, clip / (norm + 1e-6))."""
-    if clip is None:
-        return None
-    return torch.clamp(clip / (grad_norm + 1e-6), max=1.0)
-
-
 def keep_freed_memory() -> None:
     """Ask glibc's malloc to keep freed memory for reuse instead of handing it
     back to the kernel. A training step allocates and frees activations of 128 KB and
@@ -590,7 +201,7 @@ def load_checkpoint(path: str | os.PathLike) -> dict:
     return state
 
 
-def _config_dict(cfg) -> dict:
+def config_dict(cfg: Any) -> dict:
     d = dataclasses.asdict(cfg)
     return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
@@ -608,7 +219,7 @@ def train(
     *,
     stop_at: int | None = None,
 ) -> TrainResult:
-    """Train one Decoder and measure it.
+    """Train one Decoder and measure it: train_many with one run.
 
     checkpoint: a file path. If it exists the run resumes from it (same
         configs required) and continues bit for bit as if never stopped; the
@@ -617,143 +228,223 @@ def train(
     stop_at: stop after this many updates (the schedule still ends at
         train_cfg.steps), e.g. to resume later from `checkpoint`.
     """
-    mcfg = model_cfg or ModelConfig()
     cfg = train_cfg or TrainConfig()
+    hook = None if on_eval is None else (lambda m, rec: on_eval(rec))
+    return train_many(model_cfg, [cfg], corpus, checkpoint, hook, stop_at=stop_at, threads=cfg.threads)[0]
+
+
+def train_many(
+    model_cfg: ModelConfig | None,
+    runs: list[TrainConfig],
+    corpus: Corpus | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    on_eval: Callable[[int, dict], None] | None = None,
+    *,
+    stop_at: int | None = None,
+    threads: int | None = None,
+    workers: int | None = None,
+) -> list[TrainResult]:
+    """Train len(runs) Decoders of one architecture together; one TrainResult
+    per run. Runs must share batch, optimizer and eval_every; everything else
+    (seed, data_seed, lr, schedule, warmup, decay_frac, steps, betas, eps,
+    weight_decay, clip) may differ. `seconds` is the job's wall time divided
+    by the number of runs.
+
+    checkpoint, stop_at: as train()'s, for the whole stack (one stack then).
+    on_eval: called with (run index, evaluation record).
+    threads: torch threads in all (None: torch's setting).
+    workers: stacks trained side by side, the runs split evenly among them,
+        each stack on its own Python thread with one torch thread (None: one
+        stack per thread). The ops release the GIL, so the stacks run in
+        parallel; ops this small scale poorly over OpenMP threads (each op is
+        split and joined), so on 2 cores two 1-thread stacks ran about 15%
+        faster than one stack on 2 threads, and unlike worker processes they
+        cost no start-up. workers=1: one stack, its ops spread over `threads`.
+        Stacks of different sizes may round differently in the last bit."""
+    cfg = model_cfg or ModelConfig()
+    runs = list(runs)
+    if not runs:
+        raise ValueError("train_many needs at least one run")
+    for name in ("batch", "optimizer", "eval_every"):
+        values = {getattr(r, name) for r in runs}
+        if len(values) > 1:
+            raise ValueError(f"stacked runs must share {name}; got {sorted(values)}")
     corpus = corpus or load_corpus()
+    threads = threads or torch.get_num_threads()
+    workers = 1 if checkpoint is not None else max(1, min(workers or threads, len(runs)))
     threads_before = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads or threads_before)
+    torch.set_num_threads(threads if workers == 1 else 1)  # (threads started later inherit the setting)
     keep_freed_memory()
     try:
-        return _train(mcfg, cfg, corpus, checkpoint, on_eval, stop_at)
+        if workers == 1:
+            return _train_stack(cfg, runs, corpus, checkpoint, on_eval, stop_at)
+        t_start = time.perf_counter()
+        bounds = [round(len(runs) * k / workers) for k in range(workers + 1)]
+        chunks = [(bounds[k], runs[bounds[k] : bounds[k + 1]]) for k in range(workers)]
+
+        def stack(first: int, chunk: list[TrainConfig]) -> list[TrainResult]:
+            hook = None if on_eval is None else (lambda m, rec: on_eval(first + m, rec))
+            return _train_stack(cfg, chunk, corpus, None, hook, stop_at)
+
+        with ThreadPoolExecutor(workers) as pool:
+            parts = list(pool.map(lambda c: stack(*c), chunks))
+        results = [r for part in parts for r in part]
+        for r in results:
+            r.seconds = (time.perf_counter() - t_start) / len(runs)
+        return results
     finally:
         torch.set_num_threads(threads_before)
 
 
-def _train(mcfg, cfg, corpus, checkpoint, on_eval, stop_at) -> TrainResult:
+@dataclass
+class Progress:
+    """Everything a stack's run has done so far: what a checkpoint saves beside
+    the weights, the optimiser and the batches. M runs; `steps` the longest."""
+
+    step: int  # updates made (by every run still going)
+    losses: torch.Tensor  # (steps, M): every update's training loss
+    grad_norms: torch.Tensor  # (steps, M): its gradient norm, before clipping
+    interval: torch.Tensor  # (M,) float64: loss sum since each run's last evaluation
+    norm: torch.Tensor  # (M,): the last update's gradient norms
+    curves: list[dict[str, list[float]]]  # per run, one entry per evaluation
+    running: list[int]  # runs still training
+    diverged_at: list[int | None]
+    stopped_at: list[int]  # updates each run made when it stopped
+    final: torch.Tensor  # (M, P): each run's weights when it stopped
+    seconds: float = 0.0  # wall time before the latest resume
+
+
+def _train_stack(
+    cfg: ModelConfig, runs: list[TrainConfig], corpus: Corpus, checkpoint: str | os.PathLike | None,
+    on_eval: Callable[[int, dict], None] | None, stop_at: int | None,
+) -> list[TrainResult]:  # fmt: skip
     t_start = time.perf_counter()
-    T = mcfg.context
+    M, T, B = len(runs), cfg.context, runs[0].batch
+    steps = max(r.steps for r in runs)
 
-    # model, optimiser and data stream, all seeded
-    torch.manual_seed(cfg.seed)
-    model = Decoder(mcfg)
-    params = FlatParams(model)
-    opt = Optimizer(cfg, params.data, params.lr_scales(mcfg))
-    gen = torch.Generator().manual_seed(cfg.data_seed_value)
+    # the models, their optimiser and their batches, all seeded
+    layout, theta = init_stack(cfg, [r.seed for r in runs])  # (M, P)
+    grad = torch.zeros_like(theta)  # (M, P), written by every backward pass
+    net = StackedDecoder(cfg, layout, theta, grad)
+    lr = torch.zeros(steps, M, dtype=torch.float64)  # 0 past a run's own last step
+    for m, r in enumerate(runs):
+        lr[: r.steps, m] = torch.tensor([lr_at(k, r) for k in range(r.steps)], dtype=torch.float64)
+    opt = Optimizer(runs[0].optimizer, lr, [r.betas for r in runs], [r.eps for r in runs],
+                    [r.weight_decay for r in runs], layout.lr_scales(cfg))  # fmt: skip
+    clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])  # (M,); inf: never clips
+    batches = Batches(corpus.train, [r.data_seed_value for r in runs], B, T)
     xv, yv = val_windows(corpus.val, T)
-    written_backward = has_written_backward(mcfg)  # else autograd (same gradients, slower)
+    p = Progress(
+        step=0, losses=torch.zeros(steps, M), grad_norms=torch.zeros(steps, M),
+        interval=torch.zeros(M, dtype=torch.float64), norm=torch.full((M,), math.nan),
+        curves=[{k: [] for k in CURVES} for _ in runs], running=list(range(M)),
+        diverged_at=[None] * M, stopped_at=[r.steps for r in runs], final=theta.clone(),
+    )  # fmt: skip
 
-    step = 0
-    curves: dict[str, list[float]] = {k: [] for k in ("step", "train_loss", "val_loss", "grad_norm", "lr")}
-    step_losses: list[float] = []
-    step_grad_norms: list[float] = []
-    interval_loss, interval_n = 0.0, 0  # for the running mean between evaluations
-    seconds_before = 0.0  # time spent before a resume
-    diverged_at = None
-
-    def state() -> dict:
-        return {
-            "version": CHECKPOINT_VERSION,
-            "model_config": _config_dict(mcfg),
-            "train_config": _config_dict(cfg),
-            "step": step,
-            "params": params.data.clone(),
-            "optimizer": opt.state_dict(),
-            "data_rng": gen.get_state(),
-            "torch_rng": torch.get_rng_state(),
-            "progress": {
-                "curves": curves,
-                "step_losses": step_losses,
-                "step_grad_norms": step_grad_norms,
-                "interval_loss": interval_loss,
-                "interval_n": interval_n,
-                "seconds": seconds_before + time.perf_counter() - t_start,
-                "diverged_at": diverged_at,
-            },
-        }
+    def save() -> None:
+        if checkpoint is not None:
+            progress = dataclasses.asdict(p) | {"seconds": p.seconds + time.perf_counter() - t_start}
+            save_checkpoint(checkpoint, {
+                "version": CHECKPOINT_VERSION, "step": p.step, "model_config": config_dict(cfg),
+                "train_configs": [config_dict(r) for r in runs], "theta": theta.clone(),
+                "optimizer": opt.state_dict(), "batches": batches.state(), "progress": progress,
+            })  # fmt: skip
 
     if checkpoint is not None and Path(checkpoint).exists():
         ck = load_checkpoint(checkpoint)
-        for name, now in (("model_config", _config_dict(mcfg)), ("train_config", _config_dict(cfg))):
-            if ck[name] != now:
-                diff = sorted(k for k in now if ck[name].get(k) != now[k])
-                raise ValueError(f"{checkpoint}: {name} differs from the checkpoint's in {diff}")
-        step = ck["step"]
-        params.data.copy_(ck["params"])
+        _check_same_configs(checkpoint, ck, cfg, runs)
+        theta.copy_(ck["theta"])
         opt.load_state_dict(ck["optimizer"])
-        gen.set_state(ck["data_rng"])
-        torch.set_rng_state(ck["torch_rng"])
-        pr = ck["progress"]
-        curves, step_losses, step_grad_norms = pr["curves"], pr["step_losses"], pr["step_grad_norms"]
-        interval_loss, interval_n = pr["interval_loss"], pr["interval_n"]
-        seconds_before, diverged_at = pr["seconds"], pr["diverged_at"]
+        batches.load_state(ck["batches"])
+        p = Progress(**ck["progress"])
+    active = torch.zeros(M, dtype=torch.bool)
+    active[p.running] = True
 
-    def record(train_loss: float, grad_norm: float, lr: float) -> None:
-        val_loss = evaluate(params.leaves, xv, yv, mcfg)
-        rec = {"step": step, "train_loss": train_loss, "val_loss": val_loss, "grad_norm": grad_norm, "lr": lr}
-        for k, v in rec.items():
-            curves[k].append(v)
-        if on_eval is not None:
-            on_eval(dict(rec))
+    def record(step: int, due: list[int]) -> None:
+        val = net.evaluate(xv, yv).tolist()
+        for m in due:
+            c = p.curves[m]
+            n = step - c["step"][-1] if c["step"] else 0  # updates since the last evaluation
+            rec = {"step": step, "train_loss": float(p.interval[m]) / n if n else math.nan, "val_loss": val[m],
+                   "grad_norm": float(p.norm[m]), "lr": lr_at(max(step - 1, 0), runs[m])}  # fmt: skip
+            for k, v in rec.items():
+                c[k].append(v)
+            p.interval[m] = 0.0
+            if on_eval is not None:
+                on_eval(m, dict(rec))
 
-    if step == 0 and not curves["step"]:
-        record(math.nan, math.nan, lr_at(0, cfg))
+    def stop(m: int, step: int) -> None:
+        p.running.remove(m)
+        active[m] = False
+        p.final[m] = theta[m]
+        p.stopped_at[m] = step
 
-    end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
-    while step < end and diverged_at is None:
-        lr = lr_at(step, cfg)
-        x, y = sample_batch(corpus.train, cfg.batch, T, gen)  # (B, T), (B, T)
-        if written_backward:
-            loss, tape = loss_and_tape(params.leaves, x, y, mcfg)
-        else:
-            loss = cross_entropy(fast_forward(params.leaves, x, mcfg), y, mcfg.z_loss)
-        loss_value = loss.item()
-        if not math.isfinite(loss_value):
-            diverged_at = step
-            break
-        if written_backward:
-            backward(tape, params.leaves, params.grads, mcfg)  # fills params.grad
-        else:
-            grads = torch.autograd.grad(loss, list(params.leaves.values()))
-            torch.cat([g.reshape(-1) for g in grads], out=params.grad)  # leaves are in buffer order
-        grad_norm = torch.linalg.vector_norm(params.grad)
-        grad_norm_value = grad_norm.item()
-        if not math.isfinite(grad_norm_value):
-            diverged_at = step
-            break
-        coef = clip_coefficient(grad_norm, cfg.clip)
-        if coef is not None:
-            params.grad.mul_(coef)
-        opt.step(params.data, params.grad, lr)
-        step += 1
-        step_losses.append(loss_value)
-        step_grad_norms.append(grad_norm_value)
-        interval_loss += loss_value
-        interval_n += 1
-        if step % cfg.eval_every == 0 or step == cfg.steps:
-            record(interval_loss / interval_n, grad_norm_value, lr)
-            interval_loss, interval_n = 0.0, 0
-            if checkpoint is not None:
-                save_checkpoint(checkpoint, state())
+    if p.step == 0 and not p.curves[0]["step"]:
+        record(0, p.running)
+    end = steps if stop_at is None else min(steps, stop_at)
+    while p.step < end and p.running:
+        step = p.step
+        x, y = batches.next()  # (M, B, T) each
+        loss = net.loss_and_grad(x, y)  # (M,), gradients in grad (M, P)
+        p.norm = torch.linalg.vector_norm(grad, dim=1)  # (M,)
+        if not torch.isfinite(torch.where(active, loss + p.norm, 0.0).sum()).item():
+            for m in (active & ~torch.isfinite(loss + p.norm)).nonzero().flatten().tolist():
+                p.diverged_at[m] = step  # no update from a non-finite loss or gradient
+                stop(m, step)
+            grad[~active] = 0.0  # (a stopped run's weights are kept in p.final; its updates do not matter)
+        clip_(grad, p.norm, clip)
+        p.losses[step] = loss
+        p.grad_norms[step] = p.norm
+        p.interval.add_(torch.where(active, loss, 0.0))
+        opt.step(theta, grad)
+        p.step = done = step + 1
+        finishing = [m for m in p.running if runs[m].steps == done]
+        due = [m for m in p.running if done % runs[m].eval_every == 0 or m in finishing]
+        if due:
+            record(done, due)
+        for m in finishing:
+            stop(m, done)
+        if due:
+            save()
+    save()
 
-    if checkpoint is not None and (diverged_at is not None or step == end):
-        save_checkpoint(checkpoint, state())
+    seconds = (p.seconds + time.perf_counter() - t_start) / M
+    results = []
+    for m, r in enumerate(runs):
+        n = p.stopped_at[m] if m not in p.running else p.step
+        weights = theta[m] if m in p.running else p.final[m]
+        finished = p.diverged_at[m] is None and n == r.steps
+        curves = p.curves[m]
+        results.append(
+            TrainResult(
+                model_config=config_dict(cfg),
+                train_config={**config_dict(r), "data_seed": r.data_seed_value},
+                val_loss_init=curves["val_loss"][0],
+                val_loss_final=curves["val_loss"][-1] if finished else math.nan,
+                train_loss_final=curves["train_loss"][-1] if finished else math.nan,
+                steps=n,
+                seconds=seconds,
+                tokens_seen=n * B * T,
+                diverged_at=p.diverged_at[m],
+                curves=curves,
+                step_losses=p.losses[:n, m].tolist(),
+                step_grad_norms=p.grad_norms[:n, m].tolist(),
+                state_dict=layout.state_dict(weights, cfg),
+            )
+        )
+    return results
 
-    finished = diverged_at is None and step == cfg.steps
-    return TrainResult(
-        model_config=_config_dict(mcfg),
-        train_config={**_config_dict(cfg), "data_seed": cfg.data_seed_value},
-        val_loss_init=curves["val_loss"][0],
-        val_loss_final=curves["val_loss"][-1] if finished else math.nan,
-        train_loss_final=curves["train_loss"][-1] if finished else math.nan,
-        steps=step,
-        seconds=seconds_before + time.perf_counter() - t_start,
-        tokens_seen=step * cfg.batch * T,
-        diverged_at=diverged_at,
-        curves=curves,
-        step_losses=step_losses,
-        step_grad_norms=step_grad_norms,
-        state_dict={k: v.detach().clone() for k, v in model.state_dict().items()},
-    )
+
+def _check_same_configs(path: str | os.PathLike, ck: dict, cfg: ModelConfig, runs: list[TrainConfig]) -> None:
+    """A checkpoint resumes only the runs that wrote it."""
+    if len(ck["train_configs"]) != len(runs):
+        raise ValueError(f"{path}: the checkpoint holds {len(ck['train_configs'])} runs, not {len(runs)}")
+    pairs = [("model_config", ck["model_config"], config_dict(cfg))]
+    pairs += [("train_config", then, config_dict(r)) for then, r in zip(ck["train_configs"], runs, strict=True)]
+    for name, then, now in pairs:
+        if then != now:
+            diff = sorted(k for k in now if then.get(k) != now[k])
+            raise ValueError(f"{path}: {name} differs from the checkpoint's in {diff}")
 
 
 # -----------------------------------------------------------------------------
@@ -766,7 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=TrainConfig.steps, help="number of updates")
     ap.add_argument("--lr", type=float, default=TrainConfig.lr, help="peak learning rate")
     ap.add_argument("--schedule", choices=SCHEDULES, default=TrainConfig.schedule)
-    ap.add_argument("--threads", type=int, default=TrainConfig.threads, help="torch threads (default: torch's, all cores)")
+    ap.add_argument(
+        "--threads", type=int, default=TrainConfig.threads, help="torch threads (default: torch's, all cores)"
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON line with the result, nothing else")
     ap.add_argument("--out", type=Path, help="also write the full result (configs, seeds, curves) as JSON here")
     args = ap.parse_args(argv)

@@ -2,6 +2,7 @@
 that agree with recounting from scratch."""
 
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 
@@ -19,7 +20,7 @@ def naive_bpe(text, n_merges):
     for _ in range(n_merges):
         counts = Counter()
         for w, s in words.items():
-            for p in zip(s, s[1:]):
+            for p in pairwise(s):
                 counts[p] += freq[w]
         if not counts:
             break

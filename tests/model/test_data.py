@@ -19,8 +19,6 @@ from model.data import (
     val_windows,
 )
 
-torch.set_num_threads(1)
-
 
 @pytest.fixture(scope="module")
 def corpus():

@@ -7,8 +7,6 @@ import torch
 
 from model.decoder import Decoder, ModelConfig, cross_entropy, mup_lr_scales, num_params
 
-torch.set_num_threads(1)
-
 NAMES = [
     "wte.weight",
     "wpe.weight",

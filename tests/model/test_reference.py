@@ -21,8 +21,6 @@ from model.reference import (
     sgd_step,
 )
 
-torch.set_num_threads(1)
-
 VARIANTS = {
     "default": {},
     "4 heads": dict(n_heads=4),
@@ -174,12 +172,12 @@ def test_clip_by_global_norm_matches_torch(max_norm):
     rng = np.random.default_rng(1)
     grads = {"a": rng.standard_normal((4, 5)), "b": rng.standard_normal(7)}
     tensors = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads.values()]
-    for t, g in zip(tensors, grads.values()):
+    for t, g in zip(tensors, grads.values(), strict=True):
         t.grad = torch.from_numpy(g.copy())
     total = torch.nn.utils.clip_grad_norm_(tensors, max_norm)
     clipped, ref_total = clip_by_global_norm(grads, max_norm)
     assert abs(ref_total - total.item()) < 1e-12
-    for t, k in zip(tensors, grads):
+    for t, k in zip(tensors, grads, strict=True):
         assert np.abs(clipped[k] - t.grad.numpy()).max() < 1e-12
     expected = min(1.0, max_norm / (ref_total + 1e-6))  # the epsilon is torch's
     assert np.allclose(clipped["b"], grads["b"] * expected, rtol=0, atol=1e-15)
