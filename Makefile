@@ -25,6 +25,8 @@ decks: setup
 	$(BIN)/slidegen build
 
 test: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/slidegen check --strict
 	$(BIN)/python -m pytest -q
 
