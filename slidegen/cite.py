@@ -36,6 +36,8 @@ REFERENCES_ID = "references"
 #: Works listed on one references slide; a longer list continues on the next.
 PER_SLIDE = 5
 TITLE = "References"
+#: The speaker notes of a references slide the deck did not write.
+NOTES = "The works this deck cites, in full."
 
 _TAG_RE = re.compile(r"(<[^>]+>)")
 _URL_RE = re.compile(r"(https?://\S+?)(?=[.,;)]?(?:\s|$))")
@@ -43,7 +45,7 @@ _URL_RE = re.compile(r"(https?://\S+?)(?=[.,;)]?(?:\s|$))")
 
 def deck_cites(deck: d.Deck) -> bool:
     """Whether ``deck`` writes any ``[@...]`` (in text or captions)."""
-    return any(True for slide in deck.slides for _ in _slide_clusters(slide))
+    return any(True for slide in deck.slides for _ in slide_clusters(slide))
 
 
 def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]:
@@ -54,7 +56,7 @@ def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]
     entries = library.bibliography.entries
     pulled = [[numbers[s.key].cite for s in slide.sources if s.key in numbers and numbers[s.key].cite in entries]
               for slide in deck.slides]
-    written = [list(_slide_clusters(slide)) for slide in deck.slides]
+    written = [list(slide_clusters(slide)) for slide in deck.slides]
     if not any(pulled) and not any(written):
         return deck, []
     if any(written):
@@ -81,13 +83,13 @@ def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]
     for slide, keys in zip(deck.slides, pulled, strict=True):
         fill = _Filler(texts, full, target)
         slide = fill.slide(slide)
-        order = [i.key for c in _slide_clusters(slide) for i in c.items if i.key in full] + keys
+        order = [i.key for c in slide_clusters(slide) for i in c.items if i.key in full] + keys
         slide = replace(slide, works=tuple(d.Work(k, full[k].text) for k in dict.fromkeys(order)))
         slides.append(slide)
     return replace(deck, slides=_with_references(deck, tuple(slides), formatted, target)), problems
 
 
-def _slide_clusters(slide: d.Slide) -> list[d.Cite]:
+def slide_clusters(slide: d.Slide) -> list[d.Cite]:
     """The citations of a slide, in source order: those in running text, then those in captions."""
     return list(d.slide_cites(slide)) + [cite for _, _, cite in _caption_cites(slide)]
 
@@ -222,7 +224,8 @@ def _with_references(deck: d.Deck, slides: tuple[d.Slide, ...], formatted: Forma
     if at is None:
         last = slides[-1]
         base = d.Slide(index=0, line=last.line, layout=REFERENCES_LAYOUT, frontmatter={"layout": REFERENCES_LAYOUT},
-                       title=TITLE, content="", blocks=())
+                       title=TITLE, content="", blocks=(), notes=NOTES,
+                       notes_blocks=(d.Paragraph((d.Text(NOTES),), last.line),))
         slides, at = (*slides, base), len(slides)
     base = slides[at]
     pages = [formatted.references[i : i + PER_SLIDE] for i in range(0, len(formatted.references), PER_SLIDE)]

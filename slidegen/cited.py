@@ -83,6 +83,8 @@ class CitedNumbers:
     """Fact sheet item -> status, as copied from the fact sheet."""
     fact_at: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     errors: tuple[Diagnostic, ...] = ()
+    exists: bool = True
+    """False when the project has no such file (its results.md cited rows are then its own)."""
 
     def by_key(self) -> dict[str, CitedNumber]:
         return {n.key: n for n in self.numbers}
@@ -94,7 +96,7 @@ def read_cited(path: Path, name: str | None = None) -> CitedNumbers:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        return CitedNumbers(shown)
+        return CitedNumbers(shown, exists=False)
     return parse_cited(text, shown)
 
 

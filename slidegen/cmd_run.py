@@ -149,9 +149,12 @@ def write_cited(project: Project) -> list[Change]:
     from .library import cited_rows, load_library
     from .runner import Change
 
+    library = load_library(project.root)
+    if not library.cited.exists:
+        return []
     results = load_results(project)
     before = dict(results)
-    moved = update_cited(results, cited_rows(load_library(project.root)))
+    moved = update_cited(results, cited_rows(library))
     if not moved:
         return []
     project.results_path.parent.mkdir(parents=True, exist_ok=True)
