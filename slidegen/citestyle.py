@@ -96,7 +96,7 @@ class CitationStyle:
         from citeproc.source.json import CiteProcJSON
 
         keys = list(dict.fromkeys([item[0] for c in clusters for item in c.items] + list(extra)))
-        source = CiteProcJSON([self.entries[k].csl for k in keys])
+        items = [self.entries[k].csl for k in keys]
 
         def citation(cluster: Cluster) -> Any:
             items = []
@@ -110,8 +110,10 @@ class CitationStyle:
                 items.append(CitationItem(key, **extra_args))
             return Citation(items)
 
-        def run(output: Any) -> tuple[list[str], list[str], list[str]]:
-            # one formatter at a time: citeproc-py keeps the formatter on the style itself
+        def run(output: Any, escaped: bool) -> tuple[list[str], list[str], list[str]]:
+            # one formatter at a time: citeproc-py keeps the formatter on the style itself;
+            # its HTML formatter does not escape the works' text, so they are escaped for it
+            source = CiteProcJSON([_escaped(item) for item in items] if escaped else items)
             bib = CitationStylesBibliography(self._style, source, output)
             citations = [citation(c) for c in clusters]
             for item in [*citations, *(Citation([CitationItem(k)]) for k in extra)]:
@@ -120,8 +122,8 @@ class CitationStyle:
             bib.sort()
             return texts, list(bib.keys), [str(entry) for entry in bib.bibliography()]
 
-        plain_texts, order, plain_refs = run(formatter.plain)
-        _, _, rich_refs = run(formatter.html)
+        plain_texts, order, plain_refs = run(formatter.plain, False)
+        _, _, rich_refs = run(formatter.html, True)
         texts = [self._in_text(c, t) if c.in_text else t for c, t in zip(clusters, plain_texts, strict=True)]
         references = tuple(Reference(self._by_lower.get(key, key), p, r)
                            for key, p, r in zip(order, plain_refs, rich_refs, strict=True))
@@ -136,6 +138,15 @@ class CitationStyle:
             at = next((part.find(f", {y}") for y in years if f", {y}" in part), -1)
             out.append(f"{part[:at]} ({part[at + 2:]})" if at > 0 else part)
         return "; ".join(out)
+
+
+def _escaped(value: Any) -> Any:
+    """A CSL-JSON value with every string HTML-escaped (the ``id`` kept)."""
+    if isinstance(value, dict):
+        return {k: v if k == "id" else _escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    return html.escape(value, quote=False) if isinstance(value, str) else value
 
 
 def _ignore(item: Any) -> None:

@@ -6,6 +6,8 @@
 - ``cite_intext``: ``@key`` not preceded by a letter or digit (so ``me@example.org`` stays
   text): ``@kaplan2020 shows`` cites in the running text.
 
+Neither applies inside a link's text.
+
 Each pushes one ``cite`` token whose ``meta`` holds ``offset`` (of the ``[`` or ``@`` in the
 inline source), ``in_text`` and ``items``: ``(key, locator, prefix, offset of its @)``.
 Keys are Pandoc's: a letter, digit or ``_``, then letters, digits and ``:.#$%&-+?<>~/``,
@@ -60,7 +62,7 @@ def find_cites(text: str) -> list[tuple[int, int, list[Item]]]:
 
 def _bracket_rule(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
-    if src[pos] != "[" or "@" not in src[pos : state.posMax]:
+    if src[pos] != "[" or "@" not in src[pos : state.posMax] or state.linkLevel:
         return False
     end = src.find("]", pos + 1, state.posMax)
     if end < 0 or "[" in src[pos + 1 : end] or src[end + 1 : end + 2] in ("(", "["):
@@ -78,7 +80,7 @@ def _bracket_rule(state: StateInline, silent: bool) -> bool:
 
 def _intext_rule(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
-    if src[pos] != "@" or (pos > 0 and (src[pos - 1].isalnum() or src[pos - 1] in "_@")):
+    if src[pos] != "@" or state.linkLevel or (pos > 0 and (src[pos - 1].isalnum() or src[pos - 1] in "_@")):
         return False
     match = KEY_RE.match(src, pos + 1, state.posMax)
     if not match:
