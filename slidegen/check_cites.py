@@ -104,7 +104,7 @@ def check_unused(decks: Collection[Deck], library: Library, complete: bool) -> l
     backing = {n.cite for n in cited.numbers}
     out = [Diagnostic(library.bibliography.path, entry.line, 1, f"work '{key}' is never cited", "warning")
            for key, entry in library.bibliography.entries.items() if key not in written | backing]
-    out += [Diagnostic(cited.path, n.line, 1, f"cited number '{n.key}' is not shown on any slide", "warning")
+    out += [Diagnostic(cited.path, *n.where("key"), f"cited number '{n.key}' is not shown on any slide", "warning")
             for n in cited.numbers if n.key not in shown]
     return out
 

@@ -64,18 +64,21 @@ def load_library(root: Path) -> Library:
 
 
 def cited_rows(library: Library) -> list[Result]:
-    """The results.md rows of every cited number whose work is known, the source formatted by the project's style.
+    """The results.md rows of every cited number, the source formatted by the project's style.
 
-    The style is the project's default (:meth:`Library.style_name` of an empty headmatter);
-    without one the source is the BibTeX key and locator.
+    The style is the project's default (:meth:`Library.style_name` of an empty headmatter). A
+    number whose work is not in the bibliography (``check`` reports it), or a project without
+    a style, has the BibTeX key and locator as its source.
     """
-    numbers = [n for n in library.cited.numbers if n.cite in library.bibliography.entries]
+    numbers = library.cited.numbers
+    known = [n for n in numbers if n.cite in library.bibliography.entries]
     name = library.style_name({})
-    if name is None or not numbers:
-        return [n.result(f"{n.cite}, {n.locator}" if n.locator else n.cite) for n in numbers]
-    clusters = [Cluster(((n.cite, n.locator, ""),)) for n in numbers]
-    texts = library.style(name).format(clusters).texts
-    return [n.result(_unwrap(text)) for n, text in zip(numbers, texts, strict=True)]
+    texts: dict[int, str] = {}
+    if name is not None and name in library.styles and known:
+        clusters = [Cluster(((n.cite, n.locator, ""),)) for n in known]
+        formatted = library.style(name).format(clusters).texts
+        texts = {id(n): _unwrap(text) for n, text in zip(known, formatted, strict=True)}
+    return [n.result(texts.get(id(n)) or (f"{n.cite}, {n.locator}" if n.locator else n.cite)) for n in numbers]
 
 
 def _unwrap(text: str) -> str:
