@@ -297,6 +297,7 @@ def _style_problem(path: str, deck: d.Deck, library: Library, name: str | None) 
     if name is None:
         return Diagnostic(path, line, col, "several CSL styles in styles/: name one in the headmatter, "
                                            f"e.g. csl: {next(iter(library.styles))}")
-    hint = _did_you_mean(name, library.styles)
+    starts = [style for style in library.styles if style.startswith(name)]
+    hint = f" (did you mean '{starts[0]}'?)" if starts else _did_you_mean(name, library.styles)
     return Diagnostic(path, line, col, f"unknown CSL style '{name}'{hint}; the styles are "
                                        f"{', '.join(library.styles)}")

@@ -119,3 +119,32 @@ def test_malformed_cited_numbers_file_is_located() -> None:
         "results/cited.yaml:3:12: error: value 'lots' of 'ch01.x' is not a number"]
     assert [str(e) for e in parse_cited("numbers: [\n").errors] == [
         "results/cited.yaml:2:1: error: malformed YAML: expected the node content, but found '<stream end>'"]
+
+
+def test_an_unknown_style_is_an_error_at_the_headmatter(tmp_path: Path) -> None:
+    make_project(tmp_path, {"01-a.md": "---\ncsl: harvard\n---\n\n" + SHOWN + "\n" + ALL_WORKS[9:]})
+    assert cite_lines(tmp_path) == [
+        "decks/01-a.md:2:6: error: unknown CSL style 'harvard' (did you mean 'harvard-cite-them-right'?); "
+        "the styles are harvard-cite-them-right",
+    ]
+
+
+def test_the_projects_fact_statuses_are_those_of_the_fact_sheet() -> None:
+    """The project's copy of the statuses it cites agrees with the fact sheet, where the sheet is at hand."""
+    import re
+
+    import pytest
+
+    from slidegen.library import load_library
+
+    repo = Path(__file__).resolve().parents[1]
+    sheet = next((p for p in (repo.parent / "shared" / "facts.md", Path("/work/shared/facts.md")) if p.is_file()), None)
+    if sheet is None:
+        pytest.skip("the fact sheet (../shared/facts.md) is not beside this checkout")
+    statuses = {}
+    for line in sheet.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and re.fullmatch(r"S\d\d\.\w+", cells[0]):
+            statuses[cells[0]] = cells[-1]
+    facts = load_library(repo).cited.facts
+    assert facts and {k: statuses.get(k) for k in facts} == dict(facts)
