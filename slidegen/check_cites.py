@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable
 from .cite import cite_deck, slide_clusters
 from .cited import CITABLE
 from .deck import Deck
-from .errors import Diagnostic
+from .errors import Diagnostic, SlidegenError
 from .library import Library, cited_rows
 from .results import RESULTS_PATH, Results
 
@@ -68,7 +68,10 @@ def _check_fact(library: Library, key: str, fact: str, status: str, fact_at: tup
 
 def check_cited_rows(library: Library, results: Results) -> list[Diagnostic]:
     """results.md's cited rows must be exactly those the cited-numbers file gives (``slidegen run`` writes them)."""
-    expected = {r.key: r for r in cited_rows(library)}
+    try:
+        expected = {r.key: r for r in cited_rows(library)}
+    except SlidegenError as error:  # the style itself is broken: that is the problem to report
+        return [error.diagnostic]
     out: list[Diagnostic] = []
     for key, row in results.items():
         if not row.cited:

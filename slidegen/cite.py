@@ -25,7 +25,7 @@ from typing import Any
 
 from . import deck as d
 from .citestyle import Cluster, Formatted, Reference
-from .errors import Diagnostic, display_path
+from .errors import Diagnostic, SlidegenError, display_path
 from .library import Library
 from .mdplugins.cites import find_cites
 
@@ -74,8 +74,11 @@ def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]
         return deck, problems
     good = [c for slide_cites in written for c in slide_cites if all(i.key in entries for i in c.items)]
     extra = [key for keys in pulled for key in keys]
-    formatted = library.style(name).format(
-        [Cluster(tuple((i.key, i.locator, i.prefix) for i in c.items), c.in_text) for c in good], extra)
+    try:
+        formatted = library.style(name).format(
+            [Cluster(tuple((i.key, i.locator, i.prefix) for i in c.items), c.in_text) for c in good], extra)
+    except SlidegenError as error:
+        return deck, [*problems, error.diagnostic]
     texts = {_place(c): t for c, t in zip(good, formatted.texts, strict=True)}
     full = {r.key: r for r in formatted.references}
     target = _target(deck) if formatted.references else ""
@@ -150,10 +153,12 @@ class _Filler:
 
     def slide(self, slide: d.Slide) -> d.Slide:
         captions = _caption_cites(slide)
+        title_inlines = self.inlines(slide.title_inlines)
+        title = d.plain_text(title_inlines) if title_inlines != slide.title_inlines else slide.title
         slide = replace(slide, blocks=self.blocks(slide.blocks),
                         slots={k: self.blocks(v) for k, v in slide.slots.items()},
                         notes_blocks=self.blocks(slide.notes_blocks),
-                        title_inlines=self.inlines(slide.title_inlines))
+                        title_inlines=title_inlines, title=title)
         return self.captions(slide, captions) if captions else slide
 
     def captions(self, slide: d.Slide, found: list[tuple[d.Figure | d.Image, tuple[int, int], d.Cite]]) -> d.Slide:

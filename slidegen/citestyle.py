@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .bibliography import Entry
+from .errors import SlidegenError
 
 #: Where a project keeps its CSL styles, relative to its root.
 STYLES_DIR = "styles"
@@ -83,11 +84,9 @@ class CitationStyle:
         self.entries = entries
         self._by_lower = {key.lower(): key for key in entries}
 
-    @functools.cached_property
+    @property
     def _style(self) -> Any:
-        from citeproc import CitationStylesStyle
-
-        return CitationStylesStyle(str(self.path), validate=False)
+        return _parsed(str(self.path), self.path.stat().st_mtime_ns)
 
     def format(self, clusters: Sequence[Cluster], extra: Sequence[str] = ()) -> Formatted:
         """Format ``clusters`` in order; the references are the works they cite, and the ``extra`` keys."""
@@ -122,8 +121,13 @@ class CitationStyle:
             bib.sort()
             return texts, list(bib.keys), [str(entry) for entry in bib.bibliography()]
 
-        plain_texts, order, plain_refs = run(formatter.plain, False)
-        _, _, rich_refs = run(formatter.html, True)
+        try:
+            plain_texts, order, plain_refs = run(formatter.plain, False)
+            _, _, rich_refs = run(formatter.html, True)
+        except SlidegenError:
+            raise
+        except Exception as exc:  # a well-formed file that is not a style citeproc-py can use
+            raise SlidegenError(self.path, 1, 1, f"the CSL style cannot format citations: {exc!r}") from None
         texts = [self._in_text(c, t) if c.in_text else t for c, t in zip(clusters, plain_texts, strict=True)]
         references = tuple(Reference(self._by_lower.get(key, key), p, r)
                            for key, p, r in zip(order, plain_refs, rich_refs, strict=True))
@@ -138,6 +142,21 @@ class CitationStyle:
             at = next((part.find(f", {y}") for y in years if f", {y}" in part), -1)
             out.append(f"{part[:at]} ({part[at + 2:]})" if at > 0 else part)
         return "; ".join(out)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: str, mtime_ns: int) -> Any:
+    """A CSL file parsed once per version (citeproc-py parses a style slowly)."""
+    from citeproc import CitationStylesStyle
+    from lxml import etree
+
+    try:
+        return CitationStylesStyle(path, validate=False)
+    except etree.XMLSyntaxError as exc:
+        line, col = exc.position if exc.position else (1, 1)
+        raise SlidegenError(path, line, col + 1, f"malformed CSL style: {exc.msg}") from None
+    except Exception as exc:  # citeproc-py raises plain errors for a style it cannot read
+        raise SlidegenError(path, 1, 1, f"cannot read the CSL style: {exc}") from None
 
 
 def _escaped(value: Any) -> Any:

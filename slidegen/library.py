@@ -37,19 +37,7 @@ class Library:
         return next(iter(self.styles)) if len(self.styles) == 1 else None
 
     def style(self, name: str) -> CitationStyle:
-        return _style(self.styles[name], self.bibliography)
-
-
-_STYLES: dict[tuple[Path, int], CitationStyle] = {}
-
-
-def _style(path: Path, bibliography: Bibliography) -> CitationStyle:
-    """One parsed style per file and bibliography (citeproc parses a style slowly)."""
-    key = (path, id(bibliography))
-    if key not in _STYLES:
-        _STYLES.clear()
-        _STYLES[key] = CitationStyle(path, bibliography.entries)
-    return _STYLES[key]
+        return CitationStyle(self.styles[name], self.bibliography.entries)
 
 
 def load_library(root: Path) -> Library:

@@ -148,3 +148,13 @@ def test_the_projects_fact_statuses_are_those_of_the_fact_sheet() -> None:
             statuses[cells[0]] = cells[-1]
     facts = load_library(repo).cited.facts
     assert facts and {k: statuses.get(k) for k in facts} == dict(facts)
+
+
+def test_a_malformed_style_is_an_error_at_its_line(tmp_path: Path) -> None:
+    make_project(tmp_path, {"01-a.md": SHOWN + "\n" + ALL_WORKS[9:]})
+    (tmp_path / "styles" / "harvard-cite-them-right.csl").write_text(
+        '<?xml version="1.0"?>\n<style>\n  <info>\n</style>\n', encoding="utf-8")
+    assert [line for line in cite_lines(tmp_path) if "error" in line] == [
+        "styles/harvard-cite-them-right.csl:4:10: error: malformed CSL style: Opening and ending tag mismatch: "
+        "info line 3 and style, line 4, column 9",
+    ]
