@@ -148,7 +148,7 @@ class CitationStyle:
 def _parsed(path: str, mtime_ns: int) -> Any:
     """A CSL file parsed once per version (citeproc-py parses a style slowly)."""
     from citeproc import CitationStylesStyle
-    from lxml import etree
+    from lxml import etree  # type: ignore[import-untyped]
 
     try:
         return CitationStylesStyle(path, validate=False)
