@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bind import bind_deck
+from .cite import cite_deck
 from .deck import Deck, DeckIndex
 from .errors import Diagnostic, SlidegenError
 from .figures import FigureRenderer
 from .index import index_of, read_decks
+from .library import load_library
 from .media import resolve_media
 from .project import Project
 from .results import Results
@@ -90,6 +92,7 @@ def bind_project(project: Project, extra: Sequence[Path] = ()) -> BoundDecks:
     paths = {path.resolve(): path for path in [*project.deck_paths(), *extra]}
     read = read_decks(list(paths.values()))
     results = load_results(project)
+    library = load_library(project.root)
     decks: dict[Path, Deck] = {}
     problems: dict[Path, list[Diagnostic]] = {}
     for key, path in paths.items():
@@ -97,6 +100,8 @@ def bind_project(project: Project, extra: Sequence[Path] = ()) -> BoundDecks:
             problems[key] = [read.failed[path]]
         else:
             decks[key], problems[key] = bind_deck(read.parsed[path], results)
+            decks[key], cited = cite_deck(decks[key], library)
+            problems[key] += cited
     return BoundDecks(decks, problems, index_of(decks.values()))
 
 

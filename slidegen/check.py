@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
 from slidegen.bind import bind_deck
+from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
 from slidegen.deck import (
     Block,
     Deck,
@@ -33,6 +34,7 @@ from slidegen.deck import (
 )
 from slidegen.errors import Diagnostic, SlidegenError
 from slidegen.index import Decks, citations, project_decks
+from slidegen.library import Library, load_library
 from slidegen.results import RESULTS_PATH, Results
 
 #: A number as typed: 2,000 / 2.31 / 1e-3 / 37%.
@@ -66,7 +68,7 @@ def check_project(
         results = None
 
     decks = project_decks(root)
-    diagnostics += check_decks(decks, results, strict, fingerprints, figure_names, root)
+    diagnostics += check_decks(decks, results, strict, fingerprints, figure_names, root, load_library(root))
     out = {_relative(root, d): None for d in diagnostics}
     return sorted(out, key=lambda d: (d.path, d.line, d.col))
 
@@ -78,23 +80,34 @@ def check_decks(
     fingerprints: Mapping[str, str] | None = None,
     figure_names: Collection[str] | None = None,
     root: Path = Path("."),
+    library: Library | None = None,
 ) -> list[Diagnostic]:
-    """The problems of decks read once: parse errors, binding, links (through the index), figures, numbers, results.
+    """The problems of decks read once: parse errors, binding, links (through the index), figures, numbers, results,
+    and citations (``library``: the project's works, styles and cited numbers; None skips those checks).
 
     ``results`` is None when results.md itself did not read (its error is reported by the caller).
     """
     diagnostics = list(decks.errors)
     index = decks.index
     deck_files = {path.name for path in decks.paths}
+    bound: list[Deck] = []
     for deck in decks.parsed.values():
         rel = f"decks/{deck.path.name}"
         if results is not None:
-            diagnostics += bind_deck(deck, results)[1]
+            deck, problems = bind_deck(deck, results)
+            diagnostics += problems
+            bound.append(deck)
         diagnostics += _check_links(rel, deck, deck_files, index)
         if figure_names is not None:
             diagnostics += _check_figures(rel, deck, figure_names)
         if strict:
             diagnostics += _check_numbers(rel, deck)
+    if library is not None:
+        diagnostics += check_library(library)
+        diagnostics += check_deck_cites(bound, library)
+        if results is not None and library.cited.exists:
+            diagnostics += check_cited_rows(library, results)
+            diagnostics += check_unused(bound, library, complete=not decks.errors)
     if results is not None:
         cited = citations(decks.parsed.values(), root)
         if fingerprints is not None:
@@ -103,8 +116,8 @@ def check_decks(
             diagnostics += [
                 Diagnostic(RESULTS_PATH, r.line, 1, f"result '{key}' is not cited by any slide", "warning")
                 for key, r in results.items()
-                if key not in cited
-            ]
+                if key not in cited and not (r.cited and library is not None and library.cited.exists)
+            ]  # a cited number no slide shows is reported once, at its line in the cited-numbers file
     return diagnostics
 
 

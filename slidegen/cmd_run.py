@@ -67,6 +67,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         project, args.targets, jobs=args.jobs, force=args.force, quick=args.quick, executor=args.executor,
         display=RichDisplay(err),
     )
+    if not args.quick:
+        report.changes += write_cited(project)
     report.changes = add_citations(project, report.changes)
     print_report(report, out, err, time.perf_counter() - start, quick=args.quick)
     return 130 if report.interrupted else 1 if report.failed else 0
@@ -122,7 +124,7 @@ def print_report(report: RunReport, out: Any, err: Any, elapsed: float, quick: b
         parts.append(f"{len(report.not_run)} not run (interrupted: {', '.join(report.not_run)})")
     where = display_path(report.store.results_path)
     err.print(f"{', '.join(parts)} in {elapsed:.1f} s" + (f"; results in {where}" if report.ran else ""))
-    if quick or not report.ran:
+    if quick or not (report.ran or report.changes):
         return
     if not report.changes:
         unchanged = f" ({report.remeasured} re-measured, same values)" if report.remeasured else ""
@@ -134,6 +136,30 @@ def print_report(report: RunReport, out: Any, err: Any, elapsed: float, quick: b
     for change in report.changes:
         table.add_row(change.key, *format_change(change), _sites(change))
     out.print(table)
+
+
+def write_cited(project: Project) -> list[Change]:
+    """Bring results.md's cited rows in line with ``results/cited.yaml``; the rows that moved.
+
+    Each row's source is its citation as the project's CSL style writes it. results.md is
+    written (atomically) only when a row moved.
+    """
+    from .build import load_results
+    from .cited import update_cited
+    from .library import cited_rows, load_library
+    from .runner import Change
+
+    library = load_library(project.root)
+    if not library.cited.exists:
+        return []
+    results = load_results(project)
+    before = dict(results)
+    moved = update_cited(results, cited_rows(library))
+    if not moved:
+        return []
+    project.results_path.parent.mkdir(parents=True, exist_ok=True)
+    results.write(project.results_path)
+    return [Change(key, before.get(key), results.get(key), ()) for key in moved]
 
 
 def add_citations(project: Project, changes: list[Change]) -> list[Change]:

@@ -247,6 +247,8 @@ class Converter:
             return self.image(token, parent, cell)
         if kind == "result_ref":
             return self.ref(token, parent, cell)
+        if kind == "cite":
+            return self.cite(token, parent, cell)
         if kind == "html_inline":
             return self.html_inline(token, parent, cell)
         return d.Text(token.content) if token.content else None
@@ -310,6 +312,12 @@ class Converter:
         if token.meta["key"] is None:
             raise self.error(line, col, MALFORMED_REF.format(token.content))
         return d.Ref(token.meta["key"], token.meta["filters"], line, col)
+
+    def cite(self, token: Token, parent: Token, cell: int | None) -> d.Cite:
+        """A citation, each work at the file position of its ``@``."""
+        items = tuple(d.CiteItem(key, locator, prefix, *self.position(parent, at, cell))
+                      for key, locator, prefix, at in token.meta["items"])
+        return d.Cite(items, bool(token.meta["in_text"]), *self.position(parent, token.meta["offset"], cell))
 
     def html_inline(self, token: Token, parent: Token, cell: int | None) -> d.Inline | None:
         html = token.content

@@ -149,7 +149,38 @@ class Ref:
     raw: str = field(default="", compare=False, repr=False)
 
 
-Inline = Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref
+@dataclass(frozen=True)
+class CiteItem:
+    """One work inside a citation: its BibTeX key and the locator written after it (``§2.1``)."""
+
+    key: str
+    locator: str = ""
+    prefix: str = ""
+    """Text before the ``@`` inside the brackets (``see``)."""
+    line: int = _position()
+    col: int = _position()
+    """1-based file position of the key's ``@``."""
+
+
+@dataclass(frozen=True)
+class Cite:
+    """A citation, Pandoc's syntax: ``[@key]``, ``[@key, §2.1]``, ``[@a; @b]``, or in-text ``@key``.
+
+    ``text`` is the citation as the deck's CSL style writes it (``None`` before citing);
+    ``reference`` the full references of its works, one per line (a tooltip); ``target``
+    the id of the deck's references slide, which the citation links to.
+    """
+
+    items: tuple[CiteItem, ...]
+    in_text: bool = False
+    line: int = _position()
+    col: int = _position()
+    text: str | None = None
+    reference: str = ""
+    target: str = ""
+
+
+Inline = Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref | Cite
 
 
 # --------------------------------------------------------------------------- blocks
@@ -295,6 +326,15 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Work:
+    """One work a slide cites (by ``[@key]`` or through a cited number it shows), fully referenced."""
+
+    key: str
+    reference: str
+    """The full reference, plain text, as the deck's style writes it."""
+
+
+@dataclass(frozen=True)
 class Slide:
     """One slide.
 
@@ -332,6 +372,8 @@ class Slide:
     """The references written in ``notes`` (the text as written), to fill it in; ``notes_blocks`` holds the same."""
     sources: tuple[Source, ...] = ()
     """Every result the slide cites, in source order (literals left out); filled in by binding."""
+    works: tuple[Work, ...] = ()
+    """Every work the slide cites, in order of first citation; filled in by citing (:mod:`slidegen.cite`)."""
 
 
 @dataclass(frozen=True)
@@ -488,6 +530,22 @@ def inline_refs(nodes: tuple[Inline, ...]) -> Iterator[Ref]:
             yield from node.title_refs
 
 
+def cite_source(node: Cite) -> str:
+    """A citation as written: ``[@a, §2; @b]`` or ``@a``."""
+    items = [(f"{i.prefix} " if i.prefix else "") + (f"@{i.key}, {i.locator}" if i.locator else f"@{i.key}")
+             for i in node.items]
+    return items[0] if node.in_text else "[" + "; ".join(items) + "]"
+
+
+def slide_cites(slide: Slide) -> Iterator[Cite]:
+    """Every citation of a slide, in source order: body, slots, notes."""
+    found = []
+    for blocks in (slide.blocks, *slide.slots.values(), slide.notes_blocks):
+        for block in walk_blocks(blocks):
+            found += [n for n in walk_inlines(block_inlines(block)) if isinstance(n, Cite)]
+    yield from sorted(found, key=lambda c: (c.line, c.col))
+
+
 def slide_blocks(slide: Slide) -> tuple[Block, ...]:
     """All of a slide's visible blocks: the default slot, then the named slots in order."""
     out = list(slide.blocks)
@@ -510,6 +568,8 @@ def plain_text(nodes: tuple[Inline, ...]) -> str:
             parts.append("\n")
         elif isinstance(node, Ref):
             parts.append(node.text if node.text is not None else f"{{{{ {node.key} }}}}")
+        elif isinstance(node, Cite):
+            parts.append(node.text if node.text is not None else cite_source(node))
         elif isinstance(node, Image):
             parts.append(node.alt)
         elif isinstance(node, (Emph, Strong, Strike, Link)):

@@ -43,6 +43,7 @@ from .atomic import atomic_write
 from .deck import (
     Block,
     BulletList,
+    Cite,
     Click,
     Code,
     CodeBlock,
@@ -69,6 +70,7 @@ from .deck import (
     Strong,
     Table,
     Text,
+    cite_source,
 )
 from .layouts import Layout, layout
 
@@ -336,6 +338,8 @@ class _Renderer:
                 return self.line_break(node)
             case Ref():
                 return self.ref(node)
+            case Cite():
+                return self.cite(node)
             case _:
                 assert_never(node)
 
@@ -384,6 +388,16 @@ class _Renderer:
                 attrs.append(Markup(' data-{}="{}"').format(Markup(attr), value))
         title = "; ".join([node.key] + [f"{name}: {value}" for name, value in node.info if value])
         return Markup('<span class="ref"{} title="{}">{}</span>').format(Markup("").join(attrs), title, node.text)
+
+
+    def cite(self, node: Cite) -> Markup:
+        """The formatted citation, linking to the references slide, the full references as its tooltip."""
+        keys = " ".join(item.key for item in node.items)
+        text = node.text if node.text is not None else cite_source(node)
+        title = Markup(' title="{}"').format(node.reference) if node.reference else Markup("")
+        if node.target:
+            return Markup('<a class="cite" href="#/{}" data-cites="{}"{}>{}</a>').format(node.target, keys, title, text)
+        return Markup('<span class="cite" data-cites="{}"{}>{}</span>').format(keys, title, text)
 
 
 def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:

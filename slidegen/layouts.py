@@ -57,6 +57,7 @@ LAYOUTS: dict[str, Layout] = _table(
     Layout("statement", tone="dark", centered=True, align="center"),
     Layout("quote", centered=True),
     Layout("end", tone="dark", centered=True, align="center"),
+    Layout("references"),
 )
 
 #: What a writer falls back to for a slide whose layout is not in the table (a deck built by hand).

@@ -35,6 +35,7 @@ def test_the_table_holds_every_layout_with_its_facts():
         "statement": ((), None, "dark", True, "center"),
         "quote": ((), None, "light", True, "left"),
         "end": ((), None, "dark", True, "center"),
+        "references": ((), None, "light", False, "left"),
     }
     assert all(name == spec.name for name, spec in LAYOUTS.items())
     assert d.LAYOUTS is LAYOUTS  # the document model's layouts are the table
@@ -65,7 +66,8 @@ def test_pptx_kinds_are_the_table_with_powerpoint_looks():
         "fact": ("Title Only", 72, True, True, "center", True, False, 1.1),
         "statement": ("Title Only", 48, True, True, "center", True, False, 1.1),
         "quote": ("Title Only", 36, True, False, "left", False, True, 1.45),
-        "end": ("Title Only", 48, True, True, "center", True, False, 1.1),
+            "end": ("Title Only", 48, True, True, "center", True, False, 1.1),
+            "references": ("Title Only", 36, False, False, "left", True, False, 0.8),
     }
     now = {
         name: (k.look.template, k.look.title_pt, k.layout.centered, k.layout.dark, k.layout.align,
@@ -103,7 +105,7 @@ def test_a_layout_added_to_the_table_is_validated_by_the_parser(aside: Layout):
     assert error("# A\n\n---\nlayout: two-cols\n---\n\n# B\n\n::note::\n\nx\n").startswith(
         "deck.md:9:1: error: unknown slot '::note::' for layout 'two-cols' "
         "(two-cols takes ::right::; aside takes ::note::)")
-    assert "end, aside)" in error("---\nlayout: nope\n---\n# A\n")
+    assert "end, references, aside)" in error("---\nlayout: nope\n---\n# A\n")
 
 
 def test_a_layout_added_to_the_table_reaches_every_writer(aside: Layout, tmp_path: Path):

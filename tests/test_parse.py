@@ -222,7 +222,7 @@ def test_unknown_layout_is_an_error_at_its_line():
         layout: foo
         ---
         """) == ("deck.md:5:9: error: unknown layout 'foo' (known: cover, default, center, section, "
-                 "two-cols, image-left, image-right, fact, statement, quote, end)")
+                 "two-cols, image-left, image-right, fact, statement, quote, end, references)")
 
 
 def test_malformed_yaml_maps_to_file_lines():

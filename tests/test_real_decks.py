@@ -14,14 +14,19 @@ import needs
 import pytest
 from pptx import Presentation
 
-from slidegen.build import build
-from slidegen.parse import parse_deck
+from slidegen.build import bind_project, build
+from slidegen.deck import Deck
 from slidegen.pdf import CHROMIUM_ARGS
 from slidegen.project import Project
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = Project(ROOT)
 DECKS = list(PROJECT.deck_paths())
+
+
+def parse_deck(path: Path) -> Deck:
+    """The deck as it is built: parsed, bound and cited (with its references slide)."""
+    return bind_project(PROJECT).deck(path)
 
 
 @pytest.fixture(scope="module")

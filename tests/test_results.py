@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.citations import CITABLE, CITATIONS, cited_results, update_cited
 from slidegen.errors import SlidegenError
 from slidegen.results import PREAMBLE, Result, Results
 
@@ -145,22 +144,6 @@ def test_malformed_file_is_an_error_at_its_line(text: str, line: int, col: int, 
     assert str(e.value.diagnostic) == f"results/results.md:{line}:{col}: error: {message}"
 
 
-def test_citations_rest_on_citable_facts() -> None:
-    assert all(set(c.status.split("/")) <= CITABLE for c in CITATIONS)
-    keys = [c.key for c in CITATIONS]
-    assert len(keys) == len(set(keys)) and any(k.startswith("ch01.") for k in keys)
-    assert all(r.cited and r.source.startswith("cited: ") for r in cited_results())
-
-
-def test_update_cited_adds_changes_and_removes_cited_rows() -> None:
-    results = Results.parse(SAMPLE)
-    changed = update_cited(results)
-    assert "ch07.zloss" in changed and "ch07.zloss" not in results  # dropped from the registry
-    assert "ch01.val_loss.final" in results  # measured rows untouched
-    assert {c.key for c in CITATIONS} <= set(results)
-    assert update_cited(results) == []
-    text = results.dumps()
-    assert Results.parse(text).dumps() == text
 
 
 def test_results_merge_into_results_and_crlf_files_read() -> None:

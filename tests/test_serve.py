@@ -339,3 +339,12 @@ def test_the_url_of_a_wildcard_address_opens_on_this_machine() -> None:
     assert browser_url("::", 8002) == "http://[::1]:8002/"
     assert browser_url("::1", 8003) == "http://[::1]:8003/"
     assert browser_url("[::1]", 8004) == "http://[::1]:8004/"
+
+
+def test_snapshots_watch_single_files_such_as_the_bibliography(tmp_path: Path) -> None:
+    bib = tmp_path / "references.bib"
+    bib.write_text("@book{a, title={A}}\n", encoding="utf-8")
+    before = snapshot([bib, tmp_path / "styles"])
+    assert set(before) == {bib}
+    bib.write_text("@book{a, title={A, second edition}}\n", encoding="utf-8")
+    assert changed_files(before, snapshot([bib])) == {bib}

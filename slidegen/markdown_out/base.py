@@ -18,6 +18,7 @@ import yaml
 from ..deck import (
     Block,
     BulletList,
+    Cite,
     Click,
     Code,
     CodeBlock,
@@ -44,6 +45,7 @@ from ..deck import (
     Strong,
     Table,
     Text,
+    cite_source,
 )
 from ..layouts import layout
 
@@ -203,6 +205,8 @@ class MarkdownWriter:
                 return escape_text(node.text)
             case Ref():  # bound: its text; unbound (never in a bound deck): the key
                 return escape_text(node.text if node.text is not None else node.key)
+            case Cite():  # cited: the formatted text; not cited (a deck built without a bibliography): as written
+                return escape_text(node.text if node.text is not None else cite_source(node))
             case Code():
                 ticks = "`" * (_longest_run(node.text, "`") + 1)
                 pad = " " if node.text.startswith("`") or node.text.endswith("`") else ""

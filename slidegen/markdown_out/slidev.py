@@ -35,6 +35,8 @@ class SlidevWriter(MarkdownWriter):
         image = fm.get("image")
         if isinstance(image, str) and image in self.media_urls:
             fm["image"] = self.media_urls[image]
+        if fm.get("layout") == "references":  # not a Slidev layout: a plain slide, classed for a theme to style
+            fm["layout"], fm["class"] = "default", "references"
         return fm
 
     def slide_text(self, slide: Slide) -> str:

@@ -11,11 +11,12 @@ from functools import cache
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from .cites import cites_plugin
 from .directives import click_plugin, slot_plugin
 from .positions import positions_plugin
 from .refs import refs_plugin
 
-__all__ = ["click_plugin", "markdown", "positions_plugin", "refs_plugin", "slot_plugin"]
+__all__ = ["cites_plugin", "click_plugin", "markdown", "positions_plugin", "refs_plugin", "slot_plugin"]
 
 
 def _keep_url(url: str) -> str:
@@ -33,6 +34,7 @@ def markdown() -> MarkdownIt:
     # No digit next to a dollar and no space inside it, so "$5 and $10" stays text.
     dollarmath_plugin(md, allow_space=False, allow_digits=False)
     refs_plugin(md)
+    cites_plugin(md)
     click_plugin(md)
     slot_plugin(md)
     positions_plugin(md)

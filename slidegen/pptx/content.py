@@ -152,6 +152,8 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
             case d.Ref():
                 text = node.text if node.text is not None else f"{{{{ {node.key} }}}}"
                 out.append(Run(text, **{"color": ctx.link_color, **style}))
+            case d.Cite():
+                out.append(Run(node.text if node.text is not None else d.cite_source(node), **style))
             case d.Image():
                 ctx.warn(line, f"image '{node.src}' inside text is shown as its alt text; "
                                "put it in a paragraph of its own to show the picture")

@@ -84,6 +84,7 @@ LOOKS: dict[str, Look] = {
     "statement": Look(title_pt=48, body_scale=1.1),
     "quote": Look(title_pt=36, title_bold=False, title_italic=True, body_scale=1.45),
     "end": Look(title_pt=48, body_scale=1.1),
+    "references": Look(body_scale=0.8),
 }
 
 
@@ -122,11 +123,15 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
 
 
 def notes_footer(slide: d.Slide) -> tuple[str, ...]:
-    """The lines that end a bound slide's notes: each result it cites with its source, once (none: no lines)."""
+    """The lines that end a bound slide's notes: each result it cites with its source, once, then each work
+    it cites in full (none: no lines)."""
     known = {source.key: source.source for source in slide.sources if source.source}
-    if not known:
-        return ()
-    return ("Sources of the numbers on this slide:", *(f"{key}: {text}" for key, text in known.items()))
+    lines: list[str] = []
+    if known:
+        lines += ["Sources of the numbers on this slide:", *(f"{key}: {text}" for key, text in known.items())]
+    if slide.works and slide.layout != "references":
+        lines += ["References:", *(work.reference for work in slide.works)]
+    return tuple(lines)
 
 
 # --------------------------------------------------------------------------- one slide

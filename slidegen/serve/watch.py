@@ -16,9 +16,14 @@ _SKIP_DIRS = {"__pycache__", "node_modules"}
 
 
 def snapshot(roots: Iterable[Path]) -> dict[Path, Stamp]:
-    """(mtime in ns, size, inode) of every file under ``roots``; hidden and editor temp files left out."""
+    """(mtime in ns, size, inode) of every file under ``roots`` (folders, or single files such as
+    ``references.bib``); hidden and editor temp files left out."""
     seen: dict[Path, Stamp] = {}
     for root in roots:
+        if root.is_file():
+            info = root.stat()
+            seen[root] = (info.st_mtime_ns, info.st_size, info.st_ino)
+            continue
         if not root.is_dir():
             continue
         for folder, dirs, files in os.walk(root):
