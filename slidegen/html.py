@@ -131,6 +131,15 @@ class SlideView:
     image_missing: str | None
     notes: Markup | None
     number: int
+    header: bool = False
+    """The body spans the top, above the columns (``two-cols-header``), instead of being the first column."""
+    bottom: Markup | None = None
+    """The layout's bottom slot, spanning the slide below the columns."""
+    frame_side: str | None = None
+    """Where the web page of an iframe layout sits (``left``, ``right``, ``full``)."""
+    frame_url: str | None = None
+    image_size: str = ""
+    """The picture's CSS ``object-fit`` (frontmatter ``backgroundSize``; ``cover`` for ``image``)."""
 
 
 def layout_classes(name: str, spec: Layout) -> str:
@@ -144,7 +153,29 @@ def layout_classes(name: str, spec: Layout) -> str:
         classes.append("text-center")
     if spec.image:
         classes.append(f"image-side-{spec.image}")
+    if spec.frame:
+        classes.append(f"frame-side-{spec.frame}")
+    if not spec.padded:
+        classes.append("unpadded")
     return " ".join(classes)
+
+
+_CLASS_RE = re.compile(r"-?[A-Za-z_][A-Za-z0-9_:/.-]*")
+#: The ``backgroundSize`` values a picture can take as its ``object-fit`` (others keep the layout's own).
+_FITS = frozenset({"cover", "contain", "fill", "none", "scale-down"})
+
+
+def frontmatter_classes(value: object) -> str:
+    """The CSS classes a slide's frontmatter ``class:`` adds (a string or a list), invalid names left out."""
+    items = value.split() if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list) else []
+    return " ".join(item for item in items if _CLASS_RE.fullmatch(item))
+
+
+def frame_url(value: object) -> str | None:
+    """An iframe layout's ``url:`` when it is an http(s) address, else ``None``."""
+    if not isinstance(value, str):
+        return None
+    return value if urlsplit(value).scheme.lower() in ("http", "https") else None
 
 
 class _Renderer:
@@ -392,7 +423,7 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     render = _Renderer(media_urls)
     blocks = list(slide.blocks)
     title = None
-    if spec.slots and slide.title_heading is not None:
+    if spec.slots and slide.title_heading is not None and not spec.header:
         # the title spans the columns rather than sitting atop the first one
         title = render.block(blocks.pop(slide.title_heading))
     body = render.blocks(blocks)
@@ -403,12 +434,17 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         if meta:
             body += Markup('\n<p class="cover-meta">{}</p>').format(" · ".join(meta))
     columns = tuple((name, render.blocks(slide.slots.get(name, ()))) for name in spec.slots)
+    bottom = render.blocks(slide.slots.get(spec.bottom, ())) if spec.bottom and spec.bottom in slide.slots else None
     image_src = slide.frontmatter.get("image") if spec.image else None
     image = media_urls.get(str(image_src)) if image_src else None
+    size = slide.frontmatter.get("backgroundSize")
+    image_size = size if isinstance(size, str) and size in _FITS else ("cover" if spec.image == "full" else "")
     notes = _Renderer(media_urls, clicks=False).blocks(slide.notes_blocks) if slide.notes_blocks else None
+    classes = " ".join(c for c in (layout_classes(slide.layout, spec),
+                                   frontmatter_classes(slide.frontmatter.get("class"))) if c)
     return SlideView(
         id=slide.id,
-        classes=layout_classes(slide.layout, spec),
+        classes=classes,
         dark=spec.dark,
         body=body,
         columns=columns,
@@ -418,6 +454,11 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         image_missing=str(image_src) if image_src and image is None else None,
         notes=notes,
         number=slide.index,
+        header=spec.header,
+        bottom=bottom,
+        frame_side=spec.frame,
+        frame_url=frame_url(slide.frontmatter.get("url")) if spec.frame else None,
+        image_size=image_size,
     )
 
 

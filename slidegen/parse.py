@@ -373,31 +373,44 @@ def _layout(path: Path, front: _Front, index: int) -> str:
         line, col = front.where("layout")
         raise SlidegenError(path, line, col, f"layout '{layout}' needs an image: key naming the "
                             "picture (a path relative to the deck, or fig:NAME)")
+    if spec.frame and not isinstance(front.data.get("url"), str):
+        line, col = front.where("layout")
+        raise SlidegenError(path, line, col, f"layout '{layout}' needs a url: key naming the web page "
+                            "it shows (https://...)")
     return str(layout)
 
 
 def _slots(
     conv: Converter, tokens: list[Token], layout: str
 ) -> tuple[list[Token], dict[str, list[Token]]]:
-    """Split top-level tokens at ``::name::`` markers: (default slot, named slots)."""
-    allowed = LAYOUTS[layout].slots
+    """Split top-level tokens at ``::name::`` markers: (default slot, named slots).
+
+    ``::default::`` switches back to the default slot (Slidev's slot sugar); each slot is named once.
+    """
+    allowed = LAYOUTS[layout].slot_names
     groups: dict[str, list[Token]] = {"": []}
     current = ""
+    named_default = False
     for token in tokens:
         if token.type != "slot" or token.level != 0:
             groups[current].append(token)
             continue
         name, line = token.meta["name"], conv.line_of(token)
         col = conv.lines[line - 1].find("::") + 1
+        if name == "default":
+            if named_default:
+                raise conv.error(line, col, "slot '::default::' appears twice on this slide; keep one")
+            named_default, current = True, ""
+            continue
         if name not in allowed:
-            takes = "; ".join(f"{spec.name} takes " + ", ".join(f"::{s}::" for s in spec.slots)
-                              for spec in LAYOUTS.values() if spec.slots)
+            takes = "; ".join(f"{spec.name} takes " + ", ".join(f"::{s}::" for s in spec.slot_names)
+                              for spec in LAYOUTS.values() if spec.slot_names)
             raise conv.error(line, col, f"unknown slot '::{name}::' for layout '{layout}' ({takes})")
         if name in groups:
             raise conv.error(line, col, f"slot '::{name}::' appears twice on this slide; keep one")
         groups[name], current = [], name
     default = groups.pop("")
-    return default, groups
+    return default, {name: groups[name] for name in allowed if name in groups}
 
 
 def _notes(tokens: list[Token], lines: list[str], start: int, end: int) -> _Notes | None:

@@ -222,7 +222,8 @@ def test_unknown_layout_is_an_error_at_its_line():
         layout: foo
         ---
         """) == ("deck.md:5:9: error: unknown layout 'foo' (known: cover, default, center, section, "
-                 "two-cols, image-left, image-right, fact, statement, quote, end)")
+                 "two-cols, image-left, image-right, fact, statement, quote, end, full, image, iframe, "
+                 "iframe-left, iframe-right, intro, none, two-cols-header)")
 
 
 def test_malformed_yaml_maps_to_file_lines():
@@ -377,13 +378,19 @@ def test_two_cols_right_slot():
     assert slide.slots == {"right": (Paragraph((Text("right text"),), 10),)}
 
 
+TAKES = "two-cols takes ::right::; two-cols-header takes ::left::, ::right::, ::bottom::"
+
+
 def test_slot_errors():
     assert error("# A\n\n::right::\n\nB\n") == (
-        "deck.md:3:1: error: unknown slot '::right::' for layout 'cover' (two-cols takes ::right::)")
+        "deck.md:3:1: error: unknown slot '::right::' for layout 'cover' "
+        f"({TAKES})")
     assert error("# A\n\n---\n\n::right::\n") == (
-        "deck.md:5:1: error: unknown slot '::right::' for layout 'default' (two-cols takes ::right::)")
+        "deck.md:5:1: error: unknown slot '::right::' for layout 'default' "
+        f"({TAKES})")
     assert error("---\nlayout: two-cols\n---\n::left2::\n") == (
-        "deck.md:4:1: error: unknown slot '::left2::' for layout 'two-cols' (two-cols takes ::right::)")
+        "deck.md:4:1: error: unknown slot '::left2::' for layout 'two-cols' "
+        f"({TAKES})")
     assert error("---\nlayout: two-cols\n---\n::right::\n\n::right::\n") == (
         "deck.md:6:1: error: slot '::right::' appears twice on this slide; keep one")
     assert error("---\nlayout: two-cols\n---\n> a\n> ::right::\n") == (

@@ -103,7 +103,7 @@ class MarkdownWriter:
         blocks = self.blocks(slide.blocks)
         if slide.layout == "cover" and not any(isinstance(b, Heading) for b in slide.blocks):
             blocks = "\n\n".join(p for p in (f"# {escape_text(slide.title or self.deck.title)}", blocks) if p)
-        for name in layout(slide.layout).slots:
+        for name in layout(slide.layout).slot_names:
             slot = slide.slots.get(name)
             if slot is not None:
                 blocks = "\n\n".join(p for p in (blocks, self.slot_marker(name), self.blocks(slot)) if p)
