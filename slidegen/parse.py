@@ -6,10 +6,12 @@ parses each slide's body and :mod:`slidegen.convert` turns the tokens into deck 
 
 Slide rules (Slidev's):
 
-- A line ``---`` (or ``----``...) at column 0, outside code fences and HTML comments,
-  separates slides. After ``---`` (exactly three dashes) followed by a non-blank line,
-  the lines up to the next ``---`` line are the slide's YAML frontmatter; when no such
-  line follows, they are content. ``----`` never opens frontmatter. A slide without
+- A line starting with ``---`` at column 0, outside code fences and HTML comments,
+  separates slides, whatever follows the dashes (``--- #part 2``, ``---<!-- x -->``: that
+  text is dropped, as Slidev's parser drops it). After a separator whose fourth character
+  is not a ``-``, followed by a non-blank line, the lines up to the next ``---`` line are
+  the slide's YAML frontmatter; when no such line follows, they are content (Slidev would
+  swallow the rest of the file). ``----`` never opens frontmatter. A slide without
   ``---`` frontmatter may start with a ```` ```yaml ```` block instead.
 - The first slide's frontmatter is also the deck's headmatter (title, author, ...).
   Blank lines before the file's first separator do not make a slide; anything else between
@@ -42,7 +44,7 @@ from .mdplugins.refs import escape_ref_pipes, raw_refs
 
 __all__ = ["deck_to_json", "parse_deck", "parse_text"]
 
-SEPARATOR_RE = re.compile(r"-{3,}\s*")
+SEPARATOR_RE = re.compile(r"---.*")
 FENCE_RE = re.compile(r"\s*(`{3,}|~{3,})(.*)")
 YAML_FENCE_RE = re.compile(r"\s*```ya?ml\s*")
 SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -195,7 +197,7 @@ def _split(path: Path, lines: list[str]) -> list[_Part]:
 
 def _frontmatter_range(lines: list[str], sep: int) -> tuple[tuple[int, int] | None, int]:
     """After the separator on line ``sep``: (frontmatter lines or None, first body line)."""
-    if lines[sep].strip() == "---" and sep + 1 < len(lines) and lines[sep + 1].strip():
+    if not lines[sep].startswith("----") and sep + 1 < len(lines) and lines[sep + 1].strip():
         for end in range(sep + 1, len(lines)):
             if lines[end].rstrip() == "---":
                 return (sep + 1, end), end + 1
