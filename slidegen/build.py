@@ -16,6 +16,7 @@ from .bind import bind_deck
 from .deck import Deck, DeckIndex
 from .errors import Diagnostic, SlidegenError
 from .figures import FigureRenderer
+from .frontmatter import visible
 from .index import index_of, read_decks
 from .media import resolve_media
 from .project import Project
@@ -63,7 +64,7 @@ def load_deck(path: Path, results: Results) -> tuple[Deck, list[Diagnostic]]:
     error = first_error(diagnostics)
     if error is not None:
         raise error
-    return deck, diagnostics
+    return visible(deck), diagnostics
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ def bind_project(project: Project, extra: Sequence[Path] = ()) -> BoundDecks:
         if path in read.failed:
             problems[key] = [read.failed[path]]
         else:
-            decks[key], problems[key] = bind_deck(read.parsed[path], results)
+            bound, problems[key] = bind_deck(read.parsed[path], results)
+            decks[key] = visible(bound)  # hidden slides: checked, never written, never numbered
     return BoundDecks(decks, problems, index_of(decks.values()))
 
 

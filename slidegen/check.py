@@ -32,6 +32,7 @@ from slidegen.deck import (
     walk_inlines,
 )
 from slidegen.errors import Diagnostic, SlidegenError
+from slidegen.frontmatter import key_warnings
 from slidegen.index import Decks, citations, project_decks
 from slidegen.results import RESULTS_PATH, Results
 
@@ -91,6 +92,7 @@ def check_decks(
         if results is not None:
             diagnostics += bind_deck(deck, results)[1]
         diagnostics += _check_links(rel, deck, deck_files, index)
+        diagnostics += key_warnings(rel, deck)
         if figure_names is not None:
             diagnostics += _check_figures(rel, deck, figure_names)
         if strict:
