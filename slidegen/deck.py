@@ -149,7 +149,28 @@ class Ref:
     raw: str = field(default="", compare=False, repr=False)
 
 
-Inline = Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref
+@dataclass(frozen=True)
+class HtmlSpan:
+    """Inline HTML an author wrote around text (``<b>x</b>``, ``<span style="color:red">x</span>``).
+
+    ``tag`` is the element's name in lower case, ``attrs`` its attributes exactly as written (with
+    their leading space); the HTML writer passes both through, PowerPoint maps the tags it can draw.
+    """
+
+    tag: str
+    attrs: str
+    children: tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class RawInline:
+    """An inline HTML tag that holds no text (``<img ...>``, ``<wbr>``): passed through to HTML as written."""
+
+    html: str
+
+
+Inline = (Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref
+          | HtmlSpan | RawInline)
 
 
 # --------------------------------------------------------------------------- blocks
@@ -272,7 +293,20 @@ class Click:
     line: int = 0
 
 
-Block = Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule | Click
+@dataclass(frozen=True)
+class RawHtml:
+    """A block of HTML as written (CommonMark's HTML block: up to a blank line, or a whole ``<style>``...).
+
+    The HTML writer passes it through (a ``<style>`` applies to its own slide only); writers that cannot
+    draw HTML leave it out with a warning at ``line``.
+    """
+
+    html: str
+    line: int = 0
+
+
+Block = (Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule
+         | Click | RawHtml)
 
 
 # --------------------------------------------------------------------------- slides and decks
@@ -512,6 +546,6 @@ def plain_text(nodes: tuple[Inline, ...]) -> str:
             parts.append(node.text if node.text is not None else f"{{{{ {node.key} }}}}")
         elif isinstance(node, Image):
             parts.append(node.alt)
-        elif isinstance(node, (Emph, Strong, Strike, Link)):
+        elif isinstance(node, (Emph, Strong, Strike, Link, HtmlSpan)):
             parts.append(plain_text(node.children))
     return "".join(parts)

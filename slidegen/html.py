@@ -36,7 +36,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from . import theme
+from . import rawhtml, theme
 from .assets import ASSETS_DIR, copy_media, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
 from .atomic import atomic_write
@@ -51,6 +51,7 @@ from .deck import (
     Emph,
     Figure,
     Heading,
+    HtmlSpan,
     Image,
     Inline,
     LineBreak,
@@ -61,6 +62,8 @@ from .deck import (
     OrderedList,
     Paragraph,
     Quote,
+    RawHtml,
+    RawInline,
     Ref,
     Rule,
     Slide,
@@ -69,6 +72,8 @@ from .deck import (
     Strong,
     Table,
     Text,
+    slide_blocks,
+    walk_blocks,
 )
 from .layouts import Layout, layout
 
@@ -181,10 +186,11 @@ def frame_url(value: object) -> str | None:
 class _Renderer:
     """Turns blocks and inlines into HTML; one instance per slide, counting its fragments."""
 
-    def __init__(self, media_urls: Mapping[str, str], *, clicks: bool = True) -> None:
+    def __init__(self, media_urls: Mapping[str, str], *, clicks: bool = True, scope: str = "") -> None:
         self.media_urls = media_urls
         self.clicks = clicks  # False for speaker notes: no fragments, code without steps
         self.fragments = 0
+        self.scope = scope  # the class of the slide a <style> block applies to
 
     def next_fragment(self) -> int:
         """The next click of this slide."""
@@ -227,6 +233,8 @@ class _Renderer:
                 return self.rule(node)
             case Click():
                 return self.click(node)
+            case RawHtml():
+                return self.raw_html(node)
             case _:
                 assert_never(node)
 
@@ -321,6 +329,12 @@ class _Renderer:
     def rule(self, node: Rule) -> Markup:
         return Markup("<hr>")
 
+    def raw_html(self, node: RawHtml) -> Markup:
+        """The author's HTML as written (as Slidev passes it through); a ``<style>`` scoped to this slide."""
+        if rawhtml.is_style(node.html) and self.scope:
+            return Markup(rawhtml.scoped_style(node.html, self.scope))
+        return Markup(node.html)
+
     def click(self, node: Click) -> Markup:
         if not self.clicks:
             return self.blocks(node.blocks)
@@ -367,8 +381,16 @@ class _Renderer:
                 return self.line_break(node)
             case Ref():
                 return self.ref(node)
+            case HtmlSpan():
+                return self.html_span(node)
+            case RawInline():
+                return Markup(node.html)  # the author's own HTML, as written
             case _:
                 assert_never(node)
+
+    def html_span(self, node: HtmlSpan) -> Markup:
+        """An inline element the author wrote: its tag and attributes as written, its content rendered."""
+        return Markup("<{0}{1}>{2}</{0}>").format(Markup(node.tag), Markup(node.attrs), self.inlines(node.children))
 
     def text(self, node: Text) -> Markup:
         return escape(node.text)
@@ -420,7 +442,9 @@ class _Renderer:
 def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:
     """Render one slide's body, slots and notes."""
     spec = layout(slide.layout)
-    render = _Renderer(media_urls)
+    styled = any(isinstance(b, RawHtml) and rawhtml.is_style(b.html) for b in walk_blocks(slide_blocks(slide)))
+    scope = f"slide-style-{slide.index}" if styled else ""
+    render = _Renderer(media_urls, scope=scope)
     blocks = list(slide.blocks)
     title = None
     if spec.slots and slide.title_heading is not None and not spec.header:
@@ -441,7 +465,7 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     image_size = size if isinstance(size, str) and size in _FITS else ("cover" if spec.image == "full" else "")
     notes = _Renderer(media_urls, clicks=False).blocks(slide.notes_blocks) if slide.notes_blocks else None
     classes = " ".join(c for c in (layout_classes(slide.layout, spec),
-                                   frontmatter_classes(slide.frontmatter.get("class"))) if c)
+                                   frontmatter_classes(slide.frontmatter.get("class")), scope) if c)
     return SlideView(
         id=slide.id,
         classes=classes,

@@ -26,6 +26,7 @@ from ..deck import (
     Emph,
     Figure,
     Heading,
+    HtmlSpan,
     Image,
     Inline,
     LineBreak,
@@ -36,6 +37,8 @@ from ..deck import (
     OrderedList,
     Paragraph,
     Quote,
+    RawHtml,
+    RawInline,
     Ref,
     Rule,
     Slide,
@@ -144,6 +147,8 @@ class MarkdownWriter:
                 return self.rule()
             case Click():
                 return self.blocks(node.blocks, notes) if notes else self.click(node)
+            case RawHtml():
+                return node.html  # Markdown keeps HTML as written
             case _:
                 assert_never(node)
 
@@ -224,6 +229,10 @@ class MarkdownWriter:
                 return "\n"
             case LineBreak():
                 return "\\\n"
+            case HtmlSpan():
+                return f"<{node.tag}{node.attrs}>{self.inlines(node.children)}</{node.tag}>"
+            case RawInline():
+                return node.html
             case _:
                 assert_never(node)
 
