@@ -306,6 +306,7 @@ class _Binder:
             blocks=self.blocks(slide.blocks),
             slots={name: self.blocks(b) for name, b in slide.slots.items()},
             notes_blocks=self.blocks(slide.notes_blocks),
+            footnotes=tuple(replace(note, blocks=self.blocks(note.blocks)) for note in slide.footnotes),
             title_inlines=title_inlines,
             title=title,
             notes=notes,

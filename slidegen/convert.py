@@ -81,6 +81,23 @@ class Converter:
             return d.Click(self.blocks(inner), bool(token.meta["each"]), line)
         return None
 
+    def footnotes(self, tokens: list[Token]) -> tuple[d.Footnote, ...]:
+        """The footnotes of a ``footnote_block`` (the tokens markdown-it puts after a slide's body)."""
+        out: list[d.Footnote] = []
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.type == "footnote_open":
+                close = _closing(tokens, i)
+                inner = [t for t in tokens[i + 1 : close] if t.type != "footnote_anchor"]
+                blocks = self.blocks(inner)
+                line = next((self.line_of(t) for t in inner if t.map), 0)
+                number = int(token.meta["id"]) + 1
+                out.append(d.Footnote(number, str(token.meta.get("label") or number), blocks, line))
+                i = close
+            i += 1
+        return tuple(sorted(out, key=lambda note: note.number))
+
     def list_items(self, tokens: list[Token]) -> tuple[d.ListItem, ...]:
         """The items of a list, from the tokens between its open and close."""
         items: list[d.ListItem] = []
@@ -284,6 +301,8 @@ class Converter:
             return self.ref(token, parent, cell)
         if kind == "html_inline":
             return self.html_inline(token, parent, cell)
+        if kind == "footnote_ref":
+            return d.FootnoteRef(int(token.meta["id"]) + 1, str(token.meta.get("label") or token.meta["id"] + 1))
         return d.Text(token.content) if token.content else None
 
     def math(self, token: Token, parent: Token, cell: int | None) -> d.Math:

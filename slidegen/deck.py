@@ -169,8 +169,16 @@ class RawInline:
     html: str
 
 
+@dataclass(frozen=True)
+class FootnoteRef:
+    """A footnote reference (``[^label]``): ``number`` is the footnote's 1-based number on its slide."""
+
+    number: int
+    label: str
+
+
 Inline = (Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref
-          | HtmlSpan | RawInline)
+          | HtmlSpan | RawInline | FootnoteRef)
 
 
 # --------------------------------------------------------------------------- blocks
@@ -313,6 +321,17 @@ Block = (Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock 
 
 
 @dataclass(frozen=True)
+class Footnote:
+    """A footnote of a slide (``[^label]: text``), shown at the bottom of that slide in every output."""
+
+    number: int
+    """1-based, in the order the slide first refers to them (Slidev's markdown-it-footnote numbering)."""
+    label: str
+    blocks: tuple[Block, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class Source:
     """One result a slide cites: where (the ``{{`` of its reference), and what it said when bound.
 
@@ -366,6 +385,8 @@ class Slide:
     """The references written in ``notes`` (the text as written), to fill it in; ``notes_blocks`` holds the same."""
     sources: tuple[Source, ...] = ()
     """Every result the slide cites, in source order (literals left out); filled in by binding."""
+    footnotes: tuple[Footnote, ...] = ()
+    """The slide's footnotes, by number."""
 
 
 @dataclass(frozen=True)
@@ -493,7 +514,8 @@ def slide_refs(slide: Slide) -> Iterator[Ref]:
     References in ``notes`` (the text as written) are left out: ``notes_blocks`` holds them.
     """
     refs = [ref for value in slide.frontmatter_refs.values() for ref in value]
-    for blocks in (slide.blocks, *slide.slots.values(), slide.notes_blocks):
+    footnotes = tuple(block for note in slide.footnotes for block in note.blocks)
+    for blocks in (slide.blocks, *slide.slots.values(), footnotes, slide.notes_blocks):
         refs.extend(block_refs(blocks))
     yield from sorted(refs, key=lambda ref: (ref.line, ref.col))
 
@@ -546,6 +568,8 @@ def plain_text(nodes: tuple[Inline, ...]) -> str:
             parts.append(node.text if node.text is not None else f"{{{{ {node.key} }}}}")
         elif isinstance(node, Image):
             parts.append(node.alt)
+        elif isinstance(node, FootnoteRef):
+            parts.append(f"[{node.number}]")
         elif isinstance(node, (Emph, Strong, Strike, Link, HtmlSpan)):
             parts.append(plain_text(node.children))
     return "".join(parts)

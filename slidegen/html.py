@@ -50,6 +50,8 @@ from .deck import (
     DeckEntry,
     Emph,
     Figure,
+    Footnote,
+    FootnoteRef,
     Heading,
     HtmlSpan,
     Image,
@@ -145,6 +147,8 @@ class SlideView:
     frame_url: str | None = None
     image_size: str = ""
     """The picture's CSS ``object-fit`` (frontmatter ``backgroundSize``; ``cover`` for ``image``)."""
+    footnotes: Markup | None = None
+    """The slide's footnotes, shown at its bottom."""
 
 
 def layout_classes(name: str, spec: Layout) -> str:
@@ -329,6 +333,18 @@ class _Renderer:
     def rule(self, node: Rule) -> Markup:
         return Markup("<hr>")
 
+    def footnotes(self, notes: Sequence[Footnote]) -> Markup:
+        """A slide's footnotes: a numbered list, each note's blocks after its number."""
+        items = []
+        for note in notes:
+            blocks = note.blocks
+            if blocks and isinstance(blocks[0], Paragraph):  # one paragraph: its text straight in <li>
+                first, blocks = self.inlines(blocks[0].children), blocks[1:]
+            else:
+                first = Markup("")
+            items.append(Markup('<li value="{}">{}{}</li>').format(note.number, first, self.blocks(blocks)))
+        return Markup('<ol class="footnotes">\n{}\n</ol>').format(Markup("\n").join(items))
+
     def raw_html(self, node: RawHtml) -> Markup:
         """The author's HTML as written (as Slidev passes it through); a ``<style>`` scoped to this slide."""
         if rawhtml.is_style(node.html) and self.scope:
@@ -385,6 +401,8 @@ class _Renderer:
                 return self.html_span(node)
             case RawInline():
                 return Markup(node.html)  # the author's own HTML, as written
+            case FootnoteRef():
+                return Markup('<sup class="footnote-ref" data-footnote="{0}">{0}</sup>').format(node.number)
             case _:
                 assert_never(node)
 
@@ -483,6 +501,7 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         frame_side=spec.frame,
         frame_url=frame_url(slide.frontmatter.get("url")) if spec.frame else None,
         image_size=image_size,
+        footnotes=render.footnotes(slide.footnotes) if slide.footnotes else None,
     )
 
 

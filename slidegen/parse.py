@@ -292,6 +292,7 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
     tokens = _tokens("\n".join(body))
     conv = Converter(path, lines, body_start)
     layout = _layout(path, front, index)
+    tokens, footnote_tokens = _split_footnotes(tokens)
     default, slots = _slots(conv, tokens, layout)
     blocks = conv.blocks(default)
     slot_blocks = {name: conv.blocks(group) for name, group in slots.items()}
@@ -325,7 +326,16 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
         frontmatter_refs=_frontmatter_refs(lines, front.data, at),
         frontmatter_at=at,
         notes_refs=notes_refs,
+        footnotes=conv.footnotes(footnote_tokens),
     )
+
+
+def _split_footnotes(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
+    """(the body's tokens, the footnote block's): markdown-it puts a slide's footnotes after its body."""
+    for i, token in enumerate(tokens):
+        if token.type == "footnote_block_open":
+            return tokens[:i], tokens[i:]
+    return tokens, []
 
 
 def _frontmatter_refs(lines: list[str], data: dict[str, Any],

@@ -25,6 +25,7 @@ from ..deck import (
     DeckIndex,
     Emph,
     Figure,
+    FootnoteRef,
     Heading,
     HtmlSpan,
     Image,
@@ -110,7 +111,18 @@ class MarkdownWriter:
             slot = slide.slots.get(name)
             if slot is not None:
                 blocks = "\n\n".join(p for p in (blocks, self.slot_marker(name), self.blocks(slot)) if p)
-        return blocks
+        return "\n\n".join(p for p in (blocks, self.footnotes(slide)) if p)
+
+    def footnote_ref(self, node: FootnoteRef) -> str:
+        return f"[^{node.label}]"
+
+    def footnotes(self, slide: Slide) -> str:
+        """The slide's footnote definitions (``[^label]: text``), after its content."""
+        out = []
+        for note in slide.footnotes:
+            text = self.blocks(note.blocks).replace("\n", "\n    ")
+            out.append(f"[^{note.label}]: {text}")
+        return "\n".join(out)
 
     def notes(self, slide: Slide) -> str:
         """The notes as the slide's last HTML comment (``-->`` inside them defused)."""
@@ -233,6 +245,8 @@ class MarkdownWriter:
                 return f"<{node.tag}{node.attrs}>{self.inlines(node.children)}</{node.tag}>"
             case RawInline():
                 return node.html
+            case FootnoteRef():
+                return self.footnote_ref(node)
             case _:
                 assert_never(node)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..deck import BulletList, Click, OrderedList, Slide
+from ..deck import BulletList, Click, FootnoteRef, OrderedList, Slide
 from ..layouts import Layout, layout
 from .base import MarkdownWriter, destination, escape_text, yaml_block
 
@@ -76,6 +76,14 @@ class MarpWriter(MarkdownWriter):
 
     def slot_marker(self, name: str) -> str:
         return ""
+
+    def footnote_ref(self, node: FootnoteRef) -> str:
+        return f"<sup>{node.number}</sup>"  # Marp has no footnotes: the number, raised
+
+    def footnotes(self, slide: Slide) -> str:
+        """Marp has no footnotes: each one a small paragraph at the end of the slide."""
+        return "\n\n".join(f"<small><sup>{note.number}</sup> {self.blocks(note.blocks)}</small>"
+                             for note in slide.footnotes)
 
     def rule(self) -> str:
         return ""  # every thematic break starts a new slide in Marp: left out

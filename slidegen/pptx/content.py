@@ -161,6 +161,8 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                 out += _runs(node.children, ctx, line, **{**style, **_html_look(node, ctx, line)})
             case d.RawInline():
                 ctx.warn(line, f"inline HTML {node.html[:40]} is left out of PowerPoint, which cannot draw it")
+            case d.FootnoteRef():
+                out.append(Run(str(node.number), **{**style, "baseline": 30000}))
             case _:
                 assert_never(node)
     return out

@@ -168,6 +168,8 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         warnings.extend(w for w in found if w not in warnings)
         return placed
 
+    footnotes, notes_h = _footnotes(slide, kind, Context(deck, Sizes.at(1.0), color=color, warn=sink(warnings)),
+                                    region)
     if kind.layout.centered:
         author = str(deck.headmatter.get("author") or "") if slide.layout == "cover" else ""
         group = tuple(b for column in columns for b in column)  # one group: the slots one after the other
@@ -176,7 +178,7 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         plain = Context(deck, Sizes.at(1.0, kind.look.body_scale), color=color, math=math)
         placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
         top: int = BODY_TOP if placed else Inches(0.5)
-        end: int = BODY_BOTTOM
+        end: int = BODY_BOTTOM - (notes_h + GAP if notes_h else 0)
         header, bottom = _bands(slide, kind.layout, blocks)
         if header:
             h = _column_height(flatten(header, plain), region.w, image_sizes, plain)
@@ -192,7 +194,7 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
             placed += fit(in_column(col, area))
     if kind.layout.image == "full":  # placeholders are drawn first: the picture behind would hide the title
         placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
-    shapes += placed + _footer(deck, slide, kind, region)
+    shapes += placed + footnotes + _footer(deck, slide, kind, region)
     notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
     titled = any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes)
     template = kind.look.template if titled else "Blank"
@@ -502,6 +504,24 @@ def _missing(box: Box, src: str) -> TextBox:
     """The placeholder shown where an image file is missing."""
     para = Para((Run(f"[missing image: {src}]"),), Pt(16), color=theme.MUTED, align="center")
     return TextBox(box, (para,), "Missing image", fill=theme.CODE_BACKGROUND, anchor="middle", inset=TEXT_INSET)
+
+
+def _footnotes(slide: d.Slide, kind: Kind, ctx: Context, region: Box) -> tuple[list[Shape], int]:
+    """The slide's footnotes in one small text box at the bottom of its body, and that box's height."""
+    if not slide.footnotes:
+        return [], 0
+    size = Pt(theme.NOTE_PT)
+    color = theme.TEXT_ON_DARK if kind.layout.dark else theme.MUTED
+    paras = []
+    for note in slide.footnotes:
+        inlines: list[d.Inline] = []
+        for block in note.blocks:
+            inlines += [d.Text(" ")] if inlines else []
+            inlines += d.block_inlines(block) or (d.Text(d.plain_text(d.block_inlines(block))),)
+        body = runs(tuple(inlines), replace(ctx, color=color), note.line)
+        paras.append(Para((Run(f"{note.number} ", baseline=30000), *body), size, color=color))
+    h = _flow_height(paras, region.w)
+    return [TextBox(Box(region.x, BODY_BOTTOM - h, region.w, h), tuple(paras), "Footnotes", inset=TEXT_INSET)], h
 
 
 def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape]:
