@@ -3,6 +3,7 @@
 Every key is Slidev's (https://sli.dev/custom/ and its built-in layouts' props) or the project's
 own (``chapter``, ``summary``...). A key in neither table, or one slidegen does not implement yet,
 is a ``check`` warning naming it at its line: nothing a deck says is ignored without a word.
+An iframe layout's page is a warning too: it needs the network.
 
 Hidden slides (``hide: true`` or ``disabled: true``) stay in the parsed deck, so ``check`` still
 checks them; :func:`visible` leaves them out before any writer sees the deck, so they are in no
@@ -15,6 +16,7 @@ from dataclasses import replace
 
 from .deck import Deck, Slide
 from .errors import Diagnostic
+from .layouts import layout
 
 #: Per-slide keys that slidegen implements (headmatter included: it is also slide 1's frontmatter).
 SLIDE_KEYS: frozenset[str] = frozenset({
@@ -75,4 +77,9 @@ def key_warnings(where: str, deck: Deck) -> list[Diagnostic]:
             else:
                 message = f"unknown frontmatter key '{key}'; slidegen ignores it"
             out.append(Diagnostic(where, line, 1, message, "warning"))
+        if layout(slide.layout).frame and isinstance(slide.frontmatter.get("url"), str):
+            line, _col = slide.frontmatter_at.get("url", (slide.line, 1))
+            out.append(Diagnostic(where, line, 1, f"{slide.layout} slide shows the web page "
+                                  f"{slide.frontmatter['url']}, which needs the network; PowerPoint and PDF "
+                                  "show its address", "warning"))
     return out

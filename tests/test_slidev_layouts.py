@@ -13,6 +13,7 @@ from pptx import Presentation
 
 from slidegen import deck as d
 from slidegen import html, markdown_out
+from slidegen.frontmatter import key_warnings
 from slidegen.layouts import LAYOUTS
 from slidegen.parse import parse_deck
 from slidegen.pptx import write_deck
@@ -55,6 +56,14 @@ def test_html_maps_every_layout(deck: d.Deck):
     assert ('<div class="col-header">\n<h1>Header across</h1>\n</div>\n<div class="col col-left">\n'
             '<p>Left column</p>\n</div>\n<div class="col col-right">\n<p>Right column</p>\n</div>\n'
             '<div class="col-bottom">\n<p>Bottom row</p>\n</div>') in page
+
+
+def test_check_warns_that_iframe_pages_need_the_network(deck: d.Deck):
+    assert [str(w) for w in key_warnings("decks/x.md", deck)] == [
+        f"decks/x.md:{line}:1: warning: {name} slide shows the web page {url}, which needs the network; "
+        "PowerPoint and PDF show its address"
+        for name, url, line in (("iframe", "https://sli.dev", 59), ("iframe-left", "https://sli.dev/guide", 66),
+                                ("iframe-right", "https://sli.dev/builtin/layouts", 75))]
 
 
 def test_an_iframe_url_that_is_not_http_is_left_out():

@@ -230,6 +230,8 @@ def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
         region = Box(half + MARGIN if left else MARGIN, 0, half - 2 * MARGIN, HEIGHT)
         side_box = Box(0 if left else half, 0, WIDTH - half, HEIGHT)
     if spec.frame:
+        if side == "full":  # under the title (a placeholder, drawn first, that the box would hide)
+            side_box = Box(MARGIN, BODY_TOP, WIDTH - 2 * MARGIN, BODY_BOTTOM - BODY_TOP)
         return columns, region, [_web_page(slide, side_box, where, warnings)]
     src = slide.frontmatter.get("image")
     if not src or str(src) not in image_sizes:
