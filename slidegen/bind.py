@@ -38,6 +38,7 @@ from slidegen.deck import (
     Emph,
     Figure,
     Heading,
+    HtmlSpan,
     Image,
     Inline,
     Link,
@@ -249,7 +250,7 @@ class _Binder:
             alt, alt_refs = self.splice(node.alt, node.alt_refs, report=report)
             title, title_refs = self.splice(node.title, node.title_refs, report=report)
             return _changed(node, alt=alt, title=title, alt_refs=alt_refs, title_refs=title_refs)
-        if isinstance(node, (Emph, Strong, Strike, Link)):
+        if isinstance(node, (Emph, Strong, Strike, Link, HtmlSpan)):
             return _changed(node, children=self.inlines(node.children, report))
         return node
 
@@ -305,6 +306,7 @@ class _Binder:
             blocks=self.blocks(slide.blocks),
             slots={name: self.blocks(b) for name, b in slide.slots.items()},
             notes_blocks=self.blocks(slide.notes_blocks),
+            footnotes=tuple(replace(note, blocks=self.blocks(note.blocks)) for note in slide.footnotes),
             title_inlines=title_inlines,
             title=title,
             notes=notes,

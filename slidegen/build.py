@@ -17,6 +17,7 @@ from .cite import cite_deck
 from .deck import Deck, DeckIndex
 from .errors import Diagnostic, SlidegenError
 from .figures import FigureRenderer
+from .frontmatter import visible
 from .index import index_of, read_decks
 from .library import load_library
 from .media import resolve_media
@@ -65,7 +66,7 @@ def load_deck(path: Path, results: Results) -> tuple[Deck, list[Diagnostic]]:
     error = first_error(diagnostics)
     if error is not None:
         raise error
-    return deck, diagnostics
+    return visible(deck), diagnostics
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,8 @@ def bind_project(project: Project, extra: Sequence[Path] = ()) -> BoundDecks:
         if path in read.failed:
             problems[key] = [read.failed[path]]
         else:
-            decks[key], problems[key] = bind_deck(read.parsed[path], results)
-            decks[key], cited = cite_deck(decks[key], library)
+            bound, problems[key] = bind_deck(read.parsed[path], results)
+            decks[key], cited = cite_deck(visible(bound), library)  # hidden slides: checked, never written
             problems[key] += cited
     return BoundDecks(decks, problems, index_of(decks.values()))
 

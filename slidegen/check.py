@@ -33,6 +33,7 @@ from slidegen.deck import (
     walk_inlines,
 )
 from slidegen.errors import Diagnostic, SlidegenError
+from slidegen.frontmatter import key_warnings
 from slidegen.index import Decks, citations, project_decks
 from slidegen.library import Library, load_library
 from slidegen.results import RESULTS_PATH, Results
@@ -98,6 +99,7 @@ def check_decks(
             diagnostics += problems
             bound.append(deck)
         diagnostics += _check_links(rel, deck, deck_files, index)
+        diagnostics += key_warnings(rel, deck)
         if figure_names is not None:
             diagnostics += _check_figures(rel, deck, figure_names)
         if strict:

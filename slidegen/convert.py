@@ -16,6 +16,7 @@ from pathlib import Path
 from markdown_it.token import Token
 
 from . import deck as d
+from . import rawhtml
 from .errors import SlidegenError
 from .mdplugins.directives import CLICK_TAG_RE
 from .mdplugins.refs import RawRef, raw_refs, ref_spans
@@ -79,6 +80,23 @@ class Converter:
         if kind == "v_click_open":
             return d.Click(self.blocks(inner), bool(token.meta["each"]), line)
         return None
+
+    def footnotes(self, tokens: list[Token]) -> tuple[d.Footnote, ...]:
+        """The footnotes of a ``footnote_block`` (the tokens markdown-it puts after a slide's body)."""
+        out: list[d.Footnote] = []
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.type == "footnote_open":
+                close = _closing(tokens, i)
+                inner = [t for t in tokens[i + 1 : close] if t.type != "footnote_anchor"]
+                blocks = self.blocks(inner)
+                line = next((self.line_of(t) for t in inner if t.map), 0)
+                number = int(token.meta["id"]) + 1
+                out.append(d.Footnote(number, str(token.meta.get("label") or number), blocks, line))
+                i = close
+            i += 1
+        return tuple(sorted(out, key=lambda note: note.number))
 
     def list_items(self, tokens: list[Token]) -> tuple[d.ListItem, ...]:
         """The items of a list, from the tokens between its open and close."""
@@ -158,7 +176,7 @@ class Converter:
         return d.Table(rows[0], tuple(rows[1:]), tuple(aligns), line)
 
     def html_block(self, token: Token, line: int) -> d.Block | None:
-        """Comments vanish, ``<br>`` too; a stray v-click tag is an error; other HTML stays text."""
+        """Comments vanish, ``<br>`` too; a stray v-click tag is an error; other HTML is kept as written."""
         text = COMMENT_RE.sub("", token.content).strip()
         if not text or BR_RE.fullmatch(text):
             return None
@@ -167,7 +185,7 @@ class Converter:
             row = token.content.count("\n", 0, at)
             col = at - token.content.rfind("\n", 0, at)
             raise self.error(line + row, col, _click_tag_problem(text))
-        return d.Paragraph((d.Text(text),), line)
+        return d.RawHtml(text, line)
 
     def fence_info(self, token: Token) -> tuple[str, tuple[tuple[int, ...], ...]]:
         """``py {2-3|5}`` -> ``("py", ((2, 3), (5,)))``; a bad range is an error at the fence."""
@@ -204,14 +222,48 @@ class Converter:
             if token.type in _SPANS:
                 stack.append((token, []))
             elif token.nesting == -1 and len(stack) > 1:
+                while len(stack) > 2 and _is_html(stack[-1][0]):
+                    _unwind(stack)  # an HTML tag opened inside this span and never closed: text
                 opener, nodes = stack.pop()
                 if opener is not None:  # only the bottom of the stack has none
                     stack[-1][1].append(self.span(opener, tuple(nodes), parent, cell))
+            elif token.type == "html_inline" and self.html_tag(token, stack):
+                pass
             else:
                 node = self.inline(token, parent, cell, offset)
                 if node is not None:
                     stack[-1][1].append(node)
+        while len(stack) > 1:
+            _unwind(stack)
         return _merge_text(stack[0][1])
+
+    def html_tag(self, token: Token, stack: list[tuple[Token | None, list[d.Inline]]]) -> bool:
+        """Pair inline HTML tags into spans: an opening tag opens one, its closing tag closes it.
+
+        Returns ``False`` for what :meth:`inline` handles (comments, ``<br>``, v-click tags, a closing
+        tag that closes nothing). A void or self-closing tag is a :class:`~slidegen.deck.RawInline`.
+        """
+        html = token.content
+        if html.startswith("<!--") or BR_RE.fullmatch(html) or CLICK_TAG_RE.fullmatch(html):
+            return False
+        if (opened := rawhtml.opening(html)) is not None:
+            if opened[2]:
+                stack[-1][1].append(d.RawInline(html))
+            else:
+                stack.append((token, []))
+            return True
+        name = rawhtml.closing(html)
+        depth = next((k for k in range(len(stack) - 1, 0, -1) if not _is_html(stack[k][0])
+                      or _tag_name(stack[k][0]) == name), 0)
+        if name is None or depth == 0 or not _is_html(stack[depth][0]):
+            return False
+        while len(stack) - 1 > depth:
+            _unwind(stack)
+        opener, nodes = stack.pop()
+        assert opener is not None
+        tag, attrs, _ = rawhtml.opening(opener.content) or (name, "", False)
+        stack[-1][1].append(d.HtmlSpan(tag, attrs, _merge_text(nodes)))
+        return True
 
     def span(self, opener: Token, children: tuple[d.Inline, ...], parent: Token, cell: int | None) -> d.Inline:
         if opener.type == "link_open":
@@ -251,6 +303,8 @@ class Converter:
             return self.cite(token, parent, cell)
         if kind == "html_inline":
             return self.html_inline(token, parent, cell)
+        if kind == "footnote_ref":
+            return d.FootnoteRef(int(token.meta["id"]) + 1, str(token.meta.get("label") or token.meta["id"] + 1))
         return d.Text(token.content) if token.content else None
 
     def math(self, token: Token, parent: Token, cell: int | None) -> d.Math:
@@ -345,6 +399,21 @@ class Converter:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _is_html(token: Token | None) -> bool:
+    return token is not None and token.type == "html_inline"
+
+
+def _tag_name(token: Token | None) -> str | None:
+    opened = rawhtml.opening(token.content) if token is not None else None
+    return opened[0] if opened else None
+
+
+def _unwind(stack: list[tuple[Token | None, list[d.Inline]]]) -> None:
+    """The HTML tag on top of ``stack`` closes nothing: it becomes text, its content joins its parent's."""
+    opener, nodes = stack.pop()
+    stack[-1][1].extend([d.Text(opener.content if opener is not None else ""), *nodes])
 
 
 def _closing(tokens: list[Token], i: int) -> int:

@@ -180,7 +180,36 @@ class Cite:
     target: str = ""
 
 
-Inline = Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref | Cite
+@dataclass(frozen=True)
+class HtmlSpan:
+    """Inline HTML an author wrote around text (``<b>x</b>``, ``<span style="color:red">x</span>``).
+
+    ``tag`` is the element's name in lower case, ``attrs`` its attributes exactly as written (with
+    their leading space); the HTML writer passes both through, PowerPoint maps the tags it can draw.
+    """
+
+    tag: str
+    attrs: str
+    children: tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class RawInline:
+    """An inline HTML tag that holds no text (``<img ...>``, ``<wbr>``): passed through to HTML as written."""
+
+    html: str
+
+
+@dataclass(frozen=True)
+class FootnoteRef:
+    """A footnote reference (``[^label]``): ``number`` is the footnote's 1-based number on its slide."""
+
+    number: int
+    label: str
+
+
+Inline = (Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref | Cite
+          | HtmlSpan | RawInline | FootnoteRef)
 
 
 # --------------------------------------------------------------------------- blocks
@@ -303,10 +332,34 @@ class Click:
     line: int = 0
 
 
-Block = Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule | Click
+@dataclass(frozen=True)
+class RawHtml:
+    """A block of HTML as written (CommonMark's HTML block: up to a blank line, or a whole ``<style>``...).
+
+    The HTML writer passes it through (a ``<style>`` applies to its own slide only); writers that cannot
+    draw HTML leave it out with a warning at ``line``.
+    """
+
+    html: str
+    line: int = 0
+
+
+Block = (Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule
+         | Click | RawHtml)
 
 
 # --------------------------------------------------------------------------- slides and decks
+
+
+@dataclass(frozen=True)
+class Footnote:
+    """A footnote of a slide (``[^label]: text``), shown at the bottom of that slide in every output."""
+
+    number: int
+    """1-based, in the order the slide first refers to them (Slidev's markdown-it-footnote numbering)."""
+    label: str
+    blocks: tuple[Block, ...]
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -374,6 +427,8 @@ class Slide:
     """Every result the slide cites, in source order (literals left out); filled in by binding."""
     works: tuple[Work, ...] = ()
     """Every work the slide cites, in order of first citation; filled in by citing (:mod:`slidegen.cite`)."""
+    footnotes: tuple[Footnote, ...] = ()
+    """The slide's footnotes, by number."""
 
 
 @dataclass(frozen=True)
@@ -501,7 +556,8 @@ def slide_refs(slide: Slide) -> Iterator[Ref]:
     References in ``notes`` (the text as written) are left out: ``notes_blocks`` holds them.
     """
     refs = [ref for value in slide.frontmatter_refs.values() for ref in value]
-    for blocks in (slide.blocks, *slide.slots.values(), slide.notes_blocks):
+    footnotes = tuple(block for note in slide.footnotes for block in note.blocks)
+    for blocks in (slide.blocks, *slide.slots.values(), footnotes, slide.notes_blocks):
         refs.extend(block_refs(blocks))
     yield from sorted(refs, key=lambda ref: (ref.line, ref.col))
 
@@ -572,6 +628,8 @@ def plain_text(nodes: tuple[Inline, ...]) -> str:
             parts.append(node.text if node.text is not None else cite_source(node))
         elif isinstance(node, Image):
             parts.append(node.alt)
-        elif isinstance(node, (Emph, Strong, Strike, Link)):
+        elif isinstance(node, FootnoteRef):
+            parts.append(f"[{node.number}]")
+        elif isinstance(node, (Emph, Strong, Strike, Link, HtmlSpan)):
             parts.append(plain_text(node.children))
     return "".join(parts)

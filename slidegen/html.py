@@ -36,7 +36,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from . import theme
+from . import rawhtml, theme
 from .assets import ASSETS_DIR, copy_media, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
 from .atomic import atomic_write
@@ -51,7 +51,10 @@ from .deck import (
     DeckEntry,
     Emph,
     Figure,
+    Footnote,
+    FootnoteRef,
     Heading,
+    HtmlSpan,
     Image,
     Inline,
     LineBreak,
@@ -62,6 +65,8 @@ from .deck import (
     OrderedList,
     Paragraph,
     Quote,
+    RawHtml,
+    RawInline,
     Ref,
     Rule,
     Slide,
@@ -71,6 +76,8 @@ from .deck import (
     Table,
     Text,
     cite_source,
+    slide_blocks,
+    walk_blocks,
 )
 from .layouts import Layout, layout
 
@@ -133,6 +140,17 @@ class SlideView:
     image_missing: str | None
     notes: Markup | None
     number: int
+    header: bool = False
+    """The body spans the top, above the columns (``two-cols-header``), instead of being the first column."""
+    bottom: Markup | None = None
+    """The layout's bottom slot, spanning the slide below the columns."""
+    frame_side: str | None = None
+    """Where the web page of an iframe layout sits (``left``, ``right``, ``full``)."""
+    frame_url: str | None = None
+    image_size: str = ""
+    """The picture's CSS ``object-fit`` (frontmatter ``backgroundSize``; ``cover`` for ``image``)."""
+    footnotes: Markup | None = None
+    """The slide's footnotes, shown at its bottom."""
 
 
 def layout_classes(name: str, spec: Layout) -> str:
@@ -146,16 +164,39 @@ def layout_classes(name: str, spec: Layout) -> str:
         classes.append("text-center")
     if spec.image:
         classes.append(f"image-side-{spec.image}")
+    if spec.frame:
+        classes.append(f"frame-side-{spec.frame}")
+    if not spec.padded:
+        classes.append("unpadded")
     return " ".join(classes)
+
+
+_CLASS_RE = re.compile(r"-?[A-Za-z_][A-Za-z0-9_:/.-]*")
+#: The ``backgroundSize`` values a picture can take as its ``object-fit`` (others keep the layout's own).
+_FITS = frozenset({"cover", "contain", "fill", "none", "scale-down"})
+
+
+def frontmatter_classes(value: object) -> str:
+    """The CSS classes a slide's frontmatter ``class:`` adds (a string or a list), invalid names left out."""
+    items = value.split() if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list) else []
+    return " ".join(item for item in items if _CLASS_RE.fullmatch(item))
+
+
+def frame_url(value: object) -> str | None:
+    """An iframe layout's ``url:`` when it is an http(s) address, else ``None``."""
+    if not isinstance(value, str):
+        return None
+    return value if urlsplit(value).scheme.lower() in ("http", "https") else None
 
 
 class _Renderer:
     """Turns blocks and inlines into HTML; one instance per slide, counting its fragments."""
 
-    def __init__(self, media_urls: Mapping[str, str], *, clicks: bool = True) -> None:
+    def __init__(self, media_urls: Mapping[str, str], *, clicks: bool = True, scope: str = "") -> None:
         self.media_urls = media_urls
         self.clicks = clicks  # False for speaker notes: no fragments, code without steps
         self.fragments = 0
+        self.scope = scope  # the class of the slide a <style> block applies to
 
     def next_fragment(self) -> int:
         """The next click of this slide."""
@@ -198,6 +239,8 @@ class _Renderer:
                 return self.rule(node)
             case Click():
                 return self.click(node)
+            case RawHtml():
+                return self.raw_html(node)
             case _:
                 assert_never(node)
 
@@ -292,6 +335,24 @@ class _Renderer:
     def rule(self, node: Rule) -> Markup:
         return Markup("<hr>")
 
+    def footnotes(self, notes: Sequence[Footnote]) -> Markup:
+        """A slide's footnotes: a numbered list, each note's blocks after its number."""
+        items = []
+        for note in notes:
+            blocks = note.blocks
+            if blocks and isinstance(blocks[0], Paragraph):  # one paragraph: its text straight in <li>
+                first, blocks = self.inlines(blocks[0].children), blocks[1:]
+            else:
+                first = Markup("")
+            items.append(Markup('<li value="{}">{}{}</li>').format(note.number, first, self.blocks(blocks)))
+        return Markup('<ol class="footnotes">\n{}\n</ol>').format(Markup("\n").join(items))
+
+    def raw_html(self, node: RawHtml) -> Markup:
+        """The author's HTML as written (as Slidev passes it through); a ``<style>`` scoped to this slide."""
+        if rawhtml.is_style(node.html) and self.scope:
+            return Markup(rawhtml.scoped_style(node.html, self.scope))
+        return Markup(node.html)
+
     def click(self, node: Click) -> Markup:
         if not self.clicks:
             return self.blocks(node.blocks)
@@ -340,8 +401,18 @@ class _Renderer:
                 return self.ref(node)
             case Cite():
                 return self.cite(node)
+            case HtmlSpan():
+                return self.html_span(node)
+            case RawInline():
+                return Markup(node.html)  # the author's own HTML, as written
+            case FootnoteRef():
+                return Markup('<sup class="footnote-ref" data-footnote="{0}">{0}</sup>').format(node.number)
             case _:
                 assert_never(node)
+
+    def html_span(self, node: HtmlSpan) -> Markup:
+        """An inline element the author wrote: its tag and attributes as written, its content rendered."""
+        return Markup("<{0}{1}>{2}</{0}>").format(Markup(node.tag), Markup(node.attrs), self.inlines(node.children))
 
     def text(self, node: Text) -> Markup:
         return escape(node.text)
@@ -403,10 +474,12 @@ class _Renderer:
 def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:
     """Render one slide's body, slots and notes."""
     spec = layout(slide.layout)
-    render = _Renderer(media_urls)
+    styled = any(isinstance(b, RawHtml) and rawhtml.is_style(b.html) for b in walk_blocks(slide_blocks(slide)))
+    scope = f"slide-style-{slide.index}" if styled else ""
+    render = _Renderer(media_urls, scope=scope)
     blocks = list(slide.blocks)
     title = None
-    if spec.slots and slide.title_heading is not None:
+    if spec.slots and slide.title_heading is not None and not spec.header:
         # the title spans the columns rather than sitting atop the first one
         title = render.block(blocks.pop(slide.title_heading))
     body = render.blocks(blocks)
@@ -417,12 +490,17 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         if meta:
             body += Markup('\n<p class="cover-meta">{}</p>').format(" · ".join(meta))
     columns = tuple((name, render.blocks(slide.slots.get(name, ()))) for name in spec.slots)
+    bottom = render.blocks(slide.slots.get(spec.bottom, ())) if spec.bottom and spec.bottom in slide.slots else None
     image_src = slide.frontmatter.get("image") if spec.image else None
     image = media_urls.get(str(image_src)) if image_src else None
+    size = slide.frontmatter.get("backgroundSize")
+    image_size = size if isinstance(size, str) and size in _FITS else ("cover" if spec.image == "full" else "")
     notes = _Renderer(media_urls, clicks=False).blocks(slide.notes_blocks) if slide.notes_blocks else None
+    classes = " ".join(c for c in (layout_classes(slide.layout, spec),
+                                   frontmatter_classes(slide.frontmatter.get("class")), scope) if c)
     return SlideView(
         id=slide.id,
-        classes=layout_classes(slide.layout, spec),
+        classes=classes,
         dark=spec.dark,
         body=body,
         columns=columns,
@@ -432,6 +510,12 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         image_missing=str(image_src) if image_src and image is None else None,
         notes=notes,
         number=slide.index,
+        header=spec.header,
+        bottom=bottom,
+        frame_side=spec.frame,
+        frame_url=frame_url(slide.frontmatter.get("url")) if spec.frame else None,
+        image_size=image_size,
+        footnotes=render.footnotes(slide.footnotes) if slide.footnotes else None,
     )
 
 

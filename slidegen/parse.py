@@ -6,10 +6,12 @@ parses each slide's body and :mod:`slidegen.convert` turns the tokens into deck 
 
 Slide rules (Slidev's):
 
-- A line ``---`` (or ``----``...) at column 0, outside code fences and HTML comments,
-  separates slides. After ``---`` (exactly three dashes) followed by a non-blank line,
-  the lines up to the next ``---`` line are the slide's YAML frontmatter; when no such
-  line follows, they are content. ``----`` never opens frontmatter. A slide without
+- A line starting with ``---`` at column 0, outside code fences and HTML comments,
+  separates slides, whatever follows the dashes (``--- #part 2``, ``---<!-- x -->``: that
+  text is dropped, as Slidev's parser drops it). After a separator whose fourth character
+  is not a ``-``, followed by a non-blank line, the lines up to the next ``---`` line are
+  the slide's YAML frontmatter; when no such line follows, they are content (Slidev would
+  swallow the rest of the file). ``----`` never opens frontmatter. A slide without
   ``---`` frontmatter may start with a ```` ```yaml ```` block instead.
 - The first slide's frontmatter is also the deck's headmatter (title, author, ...).
   Blank lines before the file's first separator do not make a slide; anything else between
@@ -42,7 +44,7 @@ from .mdplugins.refs import escape_ref_pipes, raw_refs
 
 __all__ = ["deck_to_json", "parse_deck", "parse_text"]
 
-SEPARATOR_RE = re.compile(r"-{3,}\s*")
+SEPARATOR_RE = re.compile(r"---.*")
 FENCE_RE = re.compile(r"\s*(`{3,}|~{3,})(.*)")
 YAML_FENCE_RE = re.compile(r"\s*```ya?ml\s*")
 SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -195,7 +197,7 @@ def _split(path: Path, lines: list[str]) -> list[_Part]:
 
 def _frontmatter_range(lines: list[str], sep: int) -> tuple[tuple[int, int] | None, int]:
     """After the separator on line ``sep``: (frontmatter lines or None, first body line)."""
-    if lines[sep].strip() == "---" and sep + 1 < len(lines) and lines[sep + 1].strip():
+    if not lines[sep].startswith("----") and sep + 1 < len(lines) and lines[sep + 1].strip():
         for end in range(sep + 1, len(lines)):
             if lines[end].rstrip() == "---":
                 return (sep + 1, end), end + 1
@@ -290,6 +292,7 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
     tokens = _tokens("\n".join(body))
     conv = Converter(path, lines, body_start)
     layout = _layout(path, front, index)
+    tokens, footnote_tokens = _split_footnotes(tokens)
     default, slots = _slots(conv, tokens, layout)
     blocks = conv.blocks(default)
     slot_blocks = {name: conv.blocks(group) for name, group in slots.items()}
@@ -323,7 +326,16 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
         frontmatter_refs=_frontmatter_refs(lines, front.data, at),
         frontmatter_at=at,
         notes_refs=notes_refs,
+        footnotes=conv.footnotes(footnote_tokens),
     )
+
+
+def _split_footnotes(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
+    """(the body's tokens, the footnote block's): markdown-it puts a slide's footnotes after its body."""
+    for i, token in enumerate(tokens):
+        if token.type == "footnote_block_open":
+            return tokens[:i], tokens[i:]
+    return tokens, []
 
 
 def _frontmatter_refs(lines: list[str], data: dict[str, Any],
@@ -373,31 +385,44 @@ def _layout(path: Path, front: _Front, index: int) -> str:
         line, col = front.where("layout")
         raise SlidegenError(path, line, col, f"layout '{layout}' needs an image: key naming the "
                             "picture (a path relative to the deck, or fig:NAME)")
+    if spec.frame and not isinstance(front.data.get("url"), str):
+        line, col = front.where("layout")
+        raise SlidegenError(path, line, col, f"layout '{layout}' needs a url: key naming the web page "
+                            "it shows (https://...)")
     return str(layout)
 
 
 def _slots(
     conv: Converter, tokens: list[Token], layout: str
 ) -> tuple[list[Token], dict[str, list[Token]]]:
-    """Split top-level tokens at ``::name::`` markers: (default slot, named slots)."""
-    allowed = LAYOUTS[layout].slots
+    """Split top-level tokens at ``::name::`` markers: (default slot, named slots).
+
+    ``::default::`` switches back to the default slot (Slidev's slot sugar); each slot is named once.
+    """
+    allowed = LAYOUTS[layout].slot_names
     groups: dict[str, list[Token]] = {"": []}
     current = ""
+    named_default = False
     for token in tokens:
         if token.type != "slot" or token.level != 0:
             groups[current].append(token)
             continue
         name, line = token.meta["name"], conv.line_of(token)
         col = conv.lines[line - 1].find("::") + 1
+        if name == "default":
+            if named_default:
+                raise conv.error(line, col, "slot '::default::' appears twice on this slide; keep one")
+            named_default, current = True, ""
+            continue
         if name not in allowed:
-            takes = "; ".join(f"{spec.name} takes " + ", ".join(f"::{s}::" for s in spec.slots)
-                              for spec in LAYOUTS.values() if spec.slots)
+            takes = "; ".join(f"{spec.name} takes " + ", ".join(f"::{s}::" for s in spec.slot_names)
+                              for spec in LAYOUTS.values() if spec.slot_names)
             raise conv.error(line, col, f"unknown slot '::{name}::' for layout '{layout}' ({takes})")
         if name in groups:
             raise conv.error(line, col, f"slot '::{name}::' appears twice on this slide; keep one")
         groups[name], current = [], name
     default = groups.pop("")
-    return default, groups
+    return default, {name: groups[name] for name in allowed if name in groups}
 
 
 def _notes(tokens: list[Token], lines: list[str], start: int, end: int) -> _Notes | None:

@@ -35,7 +35,27 @@ def test_the_table_holds_every_layout_with_its_facts():
         "statement": ((), None, "dark", True, "center"),
         "quote": ((), None, "light", True, "left"),
         "end": ((), None, "dark", True, "center"),
+        "full": ((), None, "light", False, "left"),
+        "image": ((), "full", "light", False, "left"),
+        "iframe": ((), None, "light", False, "left"),
+        "iframe-left": ((), None, "light", False, "left"),
+        "iframe-right": ((), None, "light", False, "left"),
+        "intro": ((), None, "light", True, "left"),
+        "none": ((), None, "light", False, "left"),
+        "two-cols-header": (("left", "right"), None, "light", False, "left"),
         "references": ((), None, "light", False, "left"),
+    }
+    assert len(LAYOUTS) == 20  # Slidev's 19 built-in layouts, all of them, and the references slide
+    more = {name: (spec.frame, spec.header, spec.bottom, spec.padded, spec.slot_names)
+            for name, spec in LAYOUTS.items() if (spec.frame, spec.header, spec.bottom, spec.padded) !=
+            (None, False, None, True)}
+    assert more == {
+        "full": (None, False, None, False, ()),
+        "iframe": ("full", False, None, True, ()),
+        "iframe-left": ("left", False, None, True, ()),
+        "iframe-right": ("right", False, None, True, ()),
+        "none": (None, False, None, False, ()),
+        "two-cols-header": (None, True, "bottom", True, ("left", "right", "bottom")),
     }
     assert all(name == spec.name for name, spec in LAYOUTS.items())
     assert d.LAYOUTS is LAYOUTS  # the document model's layouts are the table
@@ -69,6 +89,10 @@ def test_pptx_kinds_are_the_table_with_powerpoint_looks():
             "end": ("Title Only", 48, True, True, "center", True, False, 1.1),
             "references": ("Title Only", 36, False, False, "left", True, False, 0.8),
     }
+    plain = ("Title Only", 36, False, False, "left", True, False, 1.0)
+    before |= {"full": plain, "image": plain, "iframe": plain, "iframe-left": plain, "iframe-right": plain,
+               "none": plain, "two-cols-header": plain,
+               "intro": ("Title Only", 36, True, False, "left", True, False, 1.0)}
     now = {
         name: (k.look.template, k.look.title_pt, k.layout.centered, k.layout.dark, k.layout.align,
                k.look.title_bold, k.look.title_italic, k.look.body_scale)
@@ -104,8 +128,9 @@ def test_a_layout_added_to_the_table_is_validated_by_the_parser(aside: Layout):
         "(a path relative to the deck, or fig:NAME)")
     assert error("# A\n\n---\nlayout: two-cols\n---\n\n# B\n\n::note::\n\nx\n").startswith(
         "deck.md:9:1: error: unknown slot '::note::' for layout 'two-cols' "
-        "(two-cols takes ::right::; aside takes ::note::)")
-    assert "end, references, aside)" in error("---\nlayout: nope\n---\n# A\n")
+        "(two-cols takes ::right::; two-cols-header takes ::left::, ::right::, ::bottom::; "
+        "aside takes ::note::)")
+    assert "two-cols-header, references, aside)" in error("---\nlayout: nope\n---\n# A\n")
 
 
 def test_a_layout_added_to_the_table_reaches_every_writer(aside: Layout, tmp_path: Path):

@@ -26,7 +26,9 @@ from ..deck import (
     DeckIndex,
     Emph,
     Figure,
+    FootnoteRef,
     Heading,
+    HtmlSpan,
     Image,
     Inline,
     LineBreak,
@@ -37,6 +39,8 @@ from ..deck import (
     OrderedList,
     Paragraph,
     Quote,
+    RawHtml,
+    RawInline,
     Ref,
     Rule,
     Slide,
@@ -105,11 +109,22 @@ class MarkdownWriter:
         blocks = self.blocks(slide.blocks)
         if slide.layout == "cover" and not any(isinstance(b, Heading) for b in slide.blocks):
             blocks = "\n\n".join(p for p in (f"# {escape_text(slide.title or self.deck.title)}", blocks) if p)
-        for name in layout(slide.layout).slots:
+        for name in layout(slide.layout).slot_names:
             slot = slide.slots.get(name)
             if slot is not None:
                 blocks = "\n\n".join(p for p in (blocks, self.slot_marker(name), self.blocks(slot)) if p)
-        return blocks
+        return "\n\n".join(p for p in (blocks, self.footnotes(slide)) if p)
+
+    def footnote_ref(self, node: FootnoteRef) -> str:
+        return f"[^{node.label}]"
+
+    def footnotes(self, slide: Slide) -> str:
+        """The slide's footnote definitions (``[^label]: text``), after its content."""
+        out = []
+        for note in slide.footnotes:
+            text = self.blocks(note.blocks).replace("\n", "\n    ")
+            out.append(f"[^{note.label}]: {text}")
+        return "\n".join(out)
 
     def notes(self, slide: Slide) -> str:
         """The notes as the slide's last HTML comment (``-->`` inside them defused)."""
@@ -146,6 +161,8 @@ class MarkdownWriter:
                 return self.rule()
             case Click():
                 return self.blocks(node.blocks, notes) if notes else self.click(node)
+            case RawHtml():
+                return node.html  # Markdown keeps HTML as written
             case _:
                 assert_never(node)
 
@@ -228,6 +245,12 @@ class MarkdownWriter:
                 return "\n"
             case LineBreak():
                 return "\\\n"
+            case HtmlSpan():
+                return f"<{node.tag}{node.attrs}>{self.inlines(node.children)}</{node.tag}>"
+            case RawInline():
+                return node.html
+            case FootnoteRef():
+                return self.footnote_ref(node)
             case _:
                 assert_never(node)
 

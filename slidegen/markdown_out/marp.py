@@ -4,7 +4,8 @@
 with the deck title and chapter as Marp's footer. Each layout maps from its facts in
 :mod:`slidegen.layouts`: a centred layout with centred text is Marp's ``lead`` slide
 (``<!-- _class: lead -->``, plus ``invert`` when its tone is dark); a layout's picture side
-becomes a split background (``![bg left contain](...)``); named slots follow the default one
+becomes a split background (``![bg left contain](...)``, ``![bg cover](...)`` for the whole
+slide); an iframe layout's page becomes its address, as a link; named slots follow the default one
 (two columns one after the other). ``<v-clicks>`` lists become Marp's fragmented lists
 (``*`` bullets, ``1)`` numbers); other clicks show at once; rules inside a slide (``***``)
 are left out, since Marp starts a new slide at any of them. Notes are HTML comments, which
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..deck import BulletList, Click, OrderedList, Slide
+from ..deck import BulletList, Click, FootnoteRef, OrderedList, Slide
 from ..layouts import Layout, layout
 from .base import MarkdownWriter, destination, escape_text, yaml_block
 
@@ -64,12 +65,25 @@ class MarpWriter(MarkdownWriter):
         image = slide.frontmatter.get("image") if spec.image else None
         if isinstance(image, str) and image:
             url = self.media_urls.get(image, image)
-            directives.append(f"![bg {spec.image} contain]({destination(url)})")
+            side = "" if spec.image == "full" else f"{spec.image} "
+            fit = "cover" if spec.image == "full" else "contain"
+            directives.append(f"![bg {side}{fit}]({destination(url)})")
+        page = slide.frontmatter.get("url") if spec.frame else None
+        if isinstance(page, str) and page:
+            directives.append(f"Web page: <{page}>")  # Marp has no iframe: the address, as a link
         parts = ("\n\n".join(directives), self.body(slide), self.notes(slide))
         return separator + "\n" + "\n\n".join(part for part in parts if part)
 
     def slot_marker(self, name: str) -> str:
         return ""
+
+    def footnote_ref(self, node: FootnoteRef) -> str:
+        return f"<sup>{node.number}</sup>"  # Marp has no footnotes: the number, raised
+
+    def footnotes(self, slide: Slide) -> str:
+        """Marp has no footnotes: each one a small paragraph at the end of the slide."""
+        return "\n\n".join(f"<small><sup>{note.number}</sup> {self.blocks(note.blocks)}</small>"
+                             for note in slide.footnotes)
 
     def rule(self) -> str:
         return ""  # every thematic break starts a new slide in Marp: left out

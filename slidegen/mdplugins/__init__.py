@@ -10,6 +10,7 @@ from functools import cache
 
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
 
 from .cites import cites_plugin
 from .directives import click_plugin, slot_plugin
@@ -26,13 +27,14 @@ def _keep_url(url: str) -> str:
 
 @cache
 def markdown() -> MarkdownIt:
-    """The parser: CommonMark + GFM tables and strikethrough + ``$`` math + slidegen plugins.
+    """The parser: CommonMark + GFM tables and strikethrough + ``$`` math + footnotes + slidegen plugins.
 
     Built once per process; ``md.parse`` does not change it, so it is safe to share.
     """
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     # No digit next to a dollar and no space inside it, so "$5 and $10" stays text.
     dollarmath_plugin(md, allow_space=False, allow_digits=False)
+    footnote_plugin(md)  # [^1] and [^1]: ..., as Slidev's markdown-it-footnote reads them
     refs_plugin(md)
     cites_plugin(md)
     click_plugin(md)

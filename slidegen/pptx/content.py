@@ -19,7 +19,7 @@ from typing import Any, assert_never
 from pptx.util import Pt
 
 from slidegen import deck as d
-from slidegen import theme
+from slidegen import rawhtml, theme
 from slidegen.errors import SlidegenError
 from slidegen.pptx import texmath
 from slidegen.pptx.cache import MathCache
@@ -121,7 +121,8 @@ def runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[
 
 def _look(run: Run) -> tuple:
     """Every field of ``run`` but its text."""
-    return (run.bold, run.italic, run.strike, run.underline, run.font, run.color, run.url, run.slide, run.field)
+    return (run.bold, run.italic, run.strike, run.underline, run.font, run.color, run.url, run.slide, run.field,
+            run.baseline)
 
 
 def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) -> list[Run]:
@@ -158,9 +159,28 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                 ctx.warn(line, f"image '{node.src}' inside text is shown as its alt text; "
                                "put it in a paragraph of its own to show the picture")
                 out.append(Run(f"[{node.alt}]", **style))
+            case d.HtmlSpan():
+                out += _runs(node.children, ctx, line, **{**style, **_html_look(node, ctx, line)})
+            case d.RawInline():
+                ctx.warn(line, f"inline HTML {node.html[:40]} is left out of PowerPoint, which cannot draw it")
+            case d.FootnoteRef():
+                out.append(Run(str(node.number), **{**style, "baseline": 30000}))
             case _:
                 assert_never(node)
     return out
+
+
+def _html_look(node: d.HtmlSpan, ctx: Context, line: int) -> dict[str, Any]:
+    """Run fields for an inline HTML element: ``<b> <i> <u> <s> <sub> <sup> <kbd>``, a ``style`` colour."""
+    look = rawhtml.PPTX_TAGS.get(node.tag)
+    if look is None:
+        ctx.warn(line, f"inline HTML <{node.tag}> is drawn as plain text in PowerPoint")
+        look = {}
+    fields = {key: (theme.MONO if value == "mono" else value) for key, value in look.items()}
+    color = rawhtml.css_color(node.attrs)
+    if color:
+        fields["color"] = color
+    return fields
 
 
 def link_target(url: str, ctx: Context, line: int) -> dict:
@@ -230,8 +250,25 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                 _blocks(block.blocks, ctx, items, depth, first, italic)
             case d.Rule():
                 pass  # a thematic break inside a slide: nothing to show
+            case d.RawHtml():
+                _raw_html(block, ctx)
             case _:
                 assert_never(block)
+
+
+def _raw_html(block: d.RawHtml, ctx: Context) -> None:
+    """An HTML block: PowerPoint cannot draw it, so it is left out with a warning.
+
+    A ``<style>`` (it styles the HTML page only) and a lone wrapper tag (``<div class="x">`` ...
+    ``</div>`` around Markdown, which is drawn) are left out without one.
+    """
+    html = block.html
+    if rawhtml.is_style(html) or rawhtml.closing(html) or (rawhtml.opening(html) or ("", "", True))[2] is False:
+        return
+    first = html.split("\n", 1)[0]
+    first = first if len(first) <= 40 else first[:40] + "..."
+    ctx.warn(block.line, f"HTML block '{first}' is left out of PowerPoint, which cannot draw it natively "
+                         "(the HTML output shows it)")
 
 
 def _images_alone(block: d.Paragraph) -> list[d.Image]:
@@ -370,7 +407,7 @@ def notes_lines(blocks: tuple[d.Block, ...], indent: str = "") -> list[str]:
                 lines.append(f"{indent}[image: {block.alt}]")
             case d.Quote() | d.Click():
                 lines += notes_lines(block.blocks, indent)
-            case d.Rule():
+            case d.Rule() | d.RawHtml():
                 pass
             case _:
                 assert_never(block)

@@ -173,18 +173,33 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         warnings.extend(w for w in found if w not in warnings)
         return placed
 
+    footnotes, notes_h = _footnotes(slide, kind, Context(deck, Sizes.at(1.0), color=color, warn=sink(warnings)),
+                                    region)
     if kind.layout.centered:
         author = str(deck.headmatter.get("author") or "") if slide.layout == "cover" else ""
         group = tuple(b for column in columns for b in column)  # one group: the slots one after the other
         placed = fit(lambda ctx: _place_centered(slide, kind, ctx, group, region, image_sizes, author))
     else:
+        plain = Context(deck, Sizes.at(1.0, kind.look.body_scale), color=color, math=math)
         placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
-        top = BODY_TOP if placed else Inches(0.5)
+        top: int = BODY_TOP if placed else Inches(0.5)
+        end: int = BODY_BOTTOM - (notes_h + GAP if notes_h else 0)
+        header, bottom = _bands(slide, kind.layout, blocks)
+        if header:
+            h = _column_height(flatten(header, plain), region.w, image_sizes, plain)
+            placed += fit(in_column(header, Box(region.x, top, region.w, h)))
+            top += h + GAP
+        if bottom:
+            h = _column_height(flatten(bottom, plain), region.w, image_sizes, plain)
+            placed += fit(in_column(bottom, Box(region.x, end - h, region.w, h)))
+            end -= h + GAP
         col_w = (region.w - COLUMN_GAP * (len(columns) - 1)) // len(columns)
         for i, col in enumerate(columns):
-            area = Box(region.x + i * (col_w + COLUMN_GAP), top, col_w, BODY_BOTTOM - top)
+            area = Box(region.x + i * (col_w + COLUMN_GAP), top, col_w, end - top)
             placed += fit(in_column(col, area))
-    shapes += placed + _footer(deck, slide, kind, region)
+    if kind.layout.image == "full":  # placeholders are drawn first: the picture behind would hide the title
+        placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
+    shapes += placed + footnotes + _footer(deck, slide, kind, region)
     notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
     titled = any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes)
     template = kind.look.template if titled else "Blank"
@@ -196,30 +211,64 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
 def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
              image_sizes: Mapping[str, tuple[int, int]], where: str,
              warnings: list[Diagnostic]) -> tuple[list[tuple[d.Block, ...]], Box, list[Shape]]:
-    """The slots to lay out (one column each), the region (title and body) they share, and any half-slide image."""
-    full = Box(MARGIN, 0, WIDTH - 2 * MARGIN, HEIGHT)
-    if spec.slots:
+    """The slots to lay out (one column each), the region (title and body) they share, and any half-slide image.
+
+    In a layout with a header (``two-cols-header``) the columns are the named slots only: the default
+    slot and the bottom slot are bands above and below them (:func:`_bands`).
+    """
+    margin = MARGIN if spec.padded else Inches(0.25)
+    full = Box(margin, 0, WIDTH - 2 * margin, HEIGHT)
+    if spec.header:
+        columns = [tuple(slide.slots.get(name, ())) for name in spec.slots]
+    elif spec.slots:
         columns = [blocks, *(tuple(slide.slots.get(name, ())) for name in spec.slots)]
     else:
         columns = [blocks + tuple(b for slot in slide.slots.values() for b in slot)]
-    if spec.image is None:
+    side = spec.image or spec.frame
+    if side is None:
         return columns, full, []
     half = WIDTH // 2
-    left = spec.image == "left"
-    region = Box(half + MARGIN if left else MARGIN, 0, half - 2 * MARGIN, HEIGHT)
-    image_box = Box(0 if left else half, 0, WIDTH - half, HEIGHT)
+    left = side == "left"
+    if side == "full":
+        region, side_box = full, Box(0, 0, WIDTH, HEIGHT)
+    else:
+        region = Box(half + MARGIN if left else MARGIN, 0, half - 2 * MARGIN, HEIGHT)
+        side_box = Box(0 if left else half, 0, WIDTH - half, HEIGHT)
+    if spec.frame:
+        if side == "full":  # under the title (a placeholder, drawn first, that the box would hide)
+            side_box = Box(MARGIN, BODY_TOP, WIDTH - 2 * MARGIN, BODY_BOTTOM - BODY_TOP)
+        return columns, region, [_web_page(slide, side_box, where, warnings)]
     src = slide.frontmatter.get("image")
     if not src or str(src) not in image_sizes:
         why = "has no 'image:' in its frontmatter" if not src else f"image '{src}' was not found"
         warnings.append(Diagnostic(where, slide.line, 1, f"{slide.layout} slide {why}", "warning"))
-        return columns, region, [_missing(image_box, str(src or "image:"))]
-    pad = Inches(0.4)
+        return columns, region, [_missing(side_box, str(src or "image:"))]
+    pad = Inches(0) if side == "full" else Inches(0.4)
     picture: list[Shape] = []
     alt = str(slide.frontmatter.get("alt") or slide.title or src)
     _place_figure(FigureItem(str(src), alt, None, slide.line),
-                  Box(image_box.x + pad, image_box.y + pad, image_box.w - 2 * pad, image_box.h - 2 * pad),
+                  Box(side_box.x + pad, side_box.y + pad, side_box.w - 2 * pad, side_box.h - 2 * pad),
                   image_sizes, picture, None, middle=True)
     return columns, region, picture
+
+
+def _web_page(slide: d.Slide, box: Box, where: str, warnings: list[Diagnostic]) -> TextBox:
+    """An iframe layout's web page: PowerPoint cannot embed it, so its address, as a link, and a warning."""
+    url = str(slide.frontmatter.get("url") or "")
+    warnings.append(Diagnostic(where, slide.line, 1, f"{slide.layout} slide shows the web page {url}, which needs "
+                               "the network; PowerPoint shows its address", "warning"))
+    inner = Box(box.x + Inches(0.4), box.y + Inches(0.4), box.w - Inches(0.8), box.h - Inches(0.8))
+    paras = (Para((Run("Web page (opens with the network):"),), Pt(16), color=theme.MUTED, align="center"),
+             Para((Run(url, url=url, color=theme.ACCENT),), Pt(20), align="center", space_before=Pt(8)))
+    return TextBox(inner, paras, "Web page", fill=theme.CODE_BACKGROUND, anchor="middle", inset=TEXT_INSET)
+
+
+def _bands(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...]) -> tuple[tuple[d.Block, ...],
+                                                                               tuple[d.Block, ...]]:
+    """The blocks spanning the slide above the columns (the header) and below them (the bottom slot)."""
+    header = blocks if spec.header else ()
+    bottom = tuple(slide.slots.get(spec.bottom, ())) if spec.bottom else ()
+    return header, bottom
 
 
 def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Block, ...], region: Box,
@@ -462,6 +511,24 @@ def _missing(box: Box, src: str) -> TextBox:
     """The placeholder shown where an image file is missing."""
     para = Para((Run(f"[missing image: {src}]"),), Pt(16), color=theme.MUTED, align="center")
     return TextBox(box, (para,), "Missing image", fill=theme.CODE_BACKGROUND, anchor="middle", inset=TEXT_INSET)
+
+
+def _footnotes(slide: d.Slide, kind: Kind, ctx: Context, region: Box) -> tuple[list[Shape], int]:
+    """The slide's footnotes in one small text box at the bottom of its body, and that box's height."""
+    if not slide.footnotes:
+        return [], 0
+    size = Pt(theme.NOTE_PT)
+    color = theme.TEXT_ON_DARK if kind.layout.dark else theme.MUTED
+    paras = []
+    for note in slide.footnotes:
+        inlines: list[d.Inline] = []
+        for block in note.blocks:
+            inlines += [d.Text(" ")] if inlines else []
+            inlines += d.block_inlines(block) or (d.Text(d.plain_text(d.block_inlines(block))),)
+        body = runs(tuple(inlines), replace(ctx, color=color), note.line)
+        paras.append(Para((Run(f"{note.number} ", baseline=30000), *body), size, color=color))
+    h = _flow_height(paras, region.w)
+    return [TextBox(Box(region.x, BODY_BOTTOM - h, region.w, h), tuple(paras), "Footnotes", inset=TEXT_INSET)], h
 
 
 def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape]:

@@ -53,6 +53,8 @@ class Run:
     """1-based index of the slide of this deck the run jumps to."""
     field: str | None = None
     """``"slidenum"``: the text is the current value of PowerPoint's slide-number field."""
+    baseline: int = 0
+    """Raised (superscript, ``30000``: 30%) or lowered (subscript, ``-25000``) from the line, in 1/1000 %."""
 
 
 @dataclass(frozen=True)

@@ -75,13 +75,16 @@ def _ph(attrs: Mapping[str, str]) -> str:
 
 
 @lru_cache(maxsize=512)
-def _run_props(size: int, bold: bool, italic: bool, underline: bool, strike: bool, color: str, font: str) -> str:
+def _run_props(size: int, bold: bool, italic: bool, underline: bool, strike: bool, color: str, font: str,
+               baseline: int = 0) -> str:
     """An ``a:rPr`` start tag and its fill and font; the caller adds any link and the end tag."""
     attrs = f'sz="{size}" b="{int(bold)}" i="{int(italic)}"'
     if underline:
         attrs += ' u="sng"'
     if strike:
         attrs += ' strike="sngStrike"'
+    if baseline:
+        attrs += f' baseline="{baseline}"'
     return f'<a:rPr {attrs}>{_solid(color)}<a:latin typeface="{_attr(font)}"/>'
 
 
@@ -167,7 +170,8 @@ class ShapeWriter:
 
     def _run(self, para: Para, run: Run, text: str) -> str:
         props = _run_props(Emu(para.size).centipoints, run.bold or para.bold, run.italic or para.italic,
-                           run.underline, run.strike, run.color or para.color, run.font or para.font)
+                           run.underline, run.strike, run.color or para.color, run.font or para.font,
+                           run.baseline)
         if run.url:
             props += f'<a:hlinkClick r:id="{self.links.url(run.url)}"/>'
         elif run.slide is not None:
