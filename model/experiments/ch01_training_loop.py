@@ -30,6 +30,7 @@ from model.stacked import StackedDecoder, init_stack
 from model.train import TrainConfig, TrainResult, lr_at, train_many
 
 SEEDS = (0, 1, 2)
+TAIL_STEPS = 200  # "the end of a run": its last this many steps
 
 
 def mean_sd(values) -> tuple[float, float | None, int]:
@@ -90,7 +91,7 @@ def default_run(ctx: RunContext) -> Outcome:
     tail = corpus.train[-len(corpus.val) :]  # the last stretch of the training text, as long as validation
     train_all = np.array([_loss_on(cfg.model, r, corpus.train) for r in runs])
     train_tail = np.array([_loss_on(cfg.model, r, tail) for r in runs])
-    last = max(0, len(steps) - 1 - 200 // t.eval_every)  # the evaluation 200 steps before the end
+    last = max(0, len(steps) - 1 - TAIL_STEPS // t.eval_every)  # the evaluation TAIL_STEPS before the end
     m = {
         "ch01.params": exact(num_params(Decoder(cfg.model)), "parameters", "parameters of the Decoder"),
         "ch01.steps": exact(t.steps, "steps", "training steps of the default run"),
@@ -111,6 +112,7 @@ def default_run(ctx: RunContext) -> Outcome:
             "nats",
             "training loss at the end: mean of the last eval_every batches' losses, each before its update",
         ),
+        "ch01.tail_steps": exact(TAIL_STEPS, "steps", "the end of a run, for the loss fall over its last steps"),
         "ch01.train_loss.window": exact(t.eval_every, "batches", "batches averaged in each training-loss point"),
         "ch01.gap.final": measured(
             val[:, -1] - train_loss[:, -1], "nats", "validation minus (running) training loss at the end", 2
@@ -128,7 +130,7 @@ def default_run(ctx: RunContext) -> Outcome:
             val[:, -1] - train_tail, "nats", "validation minus training-tail loss (two parts of the play)", 2
         ),
         "ch01.val_loss.last200_drop": measured(
-            val[:, last] - val[:, -1], "nats", "validation loss fall over the last 200 steps", 2
+            val[:, last] - val[:, -1], "nats", f"validation loss fall over the last {TAIL_STEPS} steps", 2
         ),
         "ch01.perplexity.init": measured(np.exp(val[:, 0]), "", "validation perplexity at initialisation", 3),
         "ch01.perplexity.final": measured(np.exp(val[:, -1]), "", "validation perplexity after the last step", 3),
@@ -139,7 +141,7 @@ def default_run(ctx: RunContext) -> Outcome:
             m[f"ch01.steps_to.{level}"] = measured(
                 crossings, "steps", f"first evaluated step below the {level} level", 2
             )
-    found = [_plateau(steps, v, PLATEAU_FLAT, PLATEAU_SPAN, PLATEAU_RESUME) for v in val]
+    found = [_plateau(steps, v, PLATEAU_FLAT, PLATEAU_SPAN, PLATEAU_RESUME, PLATEAU_AFTER) for v in val]
     m |= _plateau_keys("default", [end - start for start, end in found])
     for s, i in at.items():
         m[f"ch01.val_loss.step{s}"] = measured(val[:, i], "nats", f"validation loss after {s} steps")
@@ -221,7 +223,8 @@ def levels(ctx: RunContext) -> Outcome:
 
 PLATEAU_FLAT = 0.06  # a plateau: the loss falls by less than this many nats per 100 steps ...
 PLATEAU_SPAN = 50  # ... (each rate measured over the next this many steps) ...
-PLATEAU_RESUME = 0.12  # ... and then falls by at least this many per 100 steps over the next 100
+PLATEAU_RESUME = 0.12  # ... and then falls by at least this many per 100 steps ...
+PLATEAU_AFTER = 100  # ... over the next this many steps
 
 
 @dataclass(frozen=True)
@@ -230,6 +233,7 @@ class Plateau:
     flat: float = PLATEAU_FLAT
     span: int = PLATEAU_SPAN
     resume: float = PLATEAU_RESUME
+    after: int = PLATEAU_AFTER
 
 
 @experiment("ch01.plateau", config=Plateau(), seeds=SEEDS, quick={"train.steps": 30})
@@ -248,10 +252,13 @@ def plateau(ctx: RunContext) -> Outcome:
         results = train_many(model_cfg, runs, corpus, workers=1, on_eval=_progress(ctx, cfg.train, k / 2, 1 / 2))
         val[name] = np.array([r.curves["val_loss"] for r in results])  # (seeds, evals)
         steps = results[0].curves["step"]
-    found = {name: [_plateau(steps, v, cfg.flat, cfg.span, cfg.resume) for v in val[name]] for name in models}
+    found = {
+        name: [_plateau(steps, v, cfg.flat, cfg.span, cfg.resume, cfg.after) for v in val[name]] for name in models
+    }
     m = {
-        "ch01.plateau.flat": exact(cfg.flat, "nats per 100 steps", "a plateau: the loss falls slower than this", 2),
+        "ch01.plateau.flat": exact(cfg.flat, "nats per 100 steps", "a plateau: the loss falls slower than this", 1),
         "ch01.plateau.span": exact(cfg.span, "steps", "the slope is measured over this many steps ahead"),
+        "ch01.plateau.after": exact(cfg.after, "steps", "the renewed fall is measured over this many steps"),
         "ch01.plateau.resume": exact(
             cfg.resume, "nats per 100 steps", "a plateau ends in a fall at least this fast", 2
         ),
@@ -272,7 +279,7 @@ def plateau(ctx: RunContext) -> Outcome:
     if all(p[1] > p[0] for p in nn):
         i0 = [steps.index(p[0]) for p in nn]
         i1 = [steps.index(p[1]) for p in nn]
-        after = [min(len(steps) - 1, i + 100 // cfg.train.eval_every) for i in i1]
+        after = [min(len(steps) - 1, i + cfg.after // cfg.train.eval_every) for i in i1]
         v = val["no_norm"]
         m |= {
             "ch01.plateau.no_norm.start": measured([p[0] for p in nn], "steps", "no LayerNorm: plateau start", 2),
@@ -281,13 +288,13 @@ def plateau(ctx: RunContext) -> Outcome:
                 [v[s, a : b + 1].mean() for s, (a, b) in enumerate(zip(i0, i1, strict=True))],
                 "nats",
                 "no LayerNorm: mean validation loss on the plateau",
-                3,
+                4,
             ),
             "ch01.plateau.no_norm.below_unigram": measured(
                 [unigram - v[s, a : b + 1].mean() for s, (a, b) in enumerate(zip(i0, i1, strict=True))],
                 "nats",
                 "unigram level minus the mean loss on the plateau",
-                2,
+                4,
             ),
             "ch01.plateau.no_norm.rate_on": measured(
                 [
@@ -304,7 +311,7 @@ def plateau(ctx: RunContext) -> Outcome:
                     for s, (b, c) in enumerate(zip(i1, after, strict=True))
                 ],
                 "nats per 100 steps",
-                "no LayerNorm: loss fall per 100 steps in the 100 steps after it",
+                f"no LayerNorm: loss fall per 100 steps in the {cfg.after} steps after it",
                 2,
             ),
         }
@@ -322,7 +329,7 @@ def _plateau_keys(name: str, lengths: list[int]) -> dict[str, Measurement]:
     }
 
 
-def _plateau(steps, losses, flat: float, span: int, resume: float, after: int = 100) -> tuple[int, int]:
+def _plateau(steps, losses, flat: float, span: int, resume: float, after: int) -> tuple[int, int]:
     """The longest plateau (start step, end step), or (0, 0) if there is none. A
     plateau is a stretch where the loss falls by less than ``flat`` nats per 100 steps
     (each rate measured over the next ``span`` steps) that ends in a renewed fall: at
@@ -528,6 +535,7 @@ def arithmetic(ctx: RunContext) -> Outcome:
         "ch01.arith.lr": exact(cfg.train.lr, "", "peak learning rate of the arithmetic runs", 1),
         "ch01.arith.two_digit_problems": exact(len(two.a), "sums", "held-out two-digit sums scored"),
         "ch01.arith.overlap": exact(leaked, "sums", "held-out sums that appear as a line of the corpus (asserted 0)"),
+        "ch01.arith.one_digit_problems": exact(len(one.a), "sums", "single-digit sums scored (all of them)"),
         "ch01.arith.one_digit_in_corpus": exact(
             overlap(one, corpus.text), "sums", "single-digit sums (of 100) that appear in the corpus"
         ),
@@ -622,12 +630,15 @@ def lr_extremes(ctx: RunContext) -> Outcome:
     val = {n: np.array([r.curves["val_loss"] for r in stack[k * len(seeds) : (k + 1) * len(seeds)]])
            for k, n in enumerate(names)}  # fmt: skip
     steps = stack[0].curves["step"]
-    last = max(0, len(steps) - 1 - 200 // cfg.eval_every)  # the evaluation 200 steps before the end
+    last = max(0, len(steps) - 1 - TAIL_STEPS // cfg.eval_every)  # the evaluation TAIL_STEPS before the end
     m = {
         "ch01.lr_low.lr": exact(cfg.low.lr, "", "learning rate of the too-low run", 1),
         "ch01.lr_low.val_loss.final": measured(val["low"][:, -1], "nats", "validation loss after the too-low run"),
         "ch01.lr_low.last200_drop": measured(
-            val["low"][:, last] - val["low"][:, -1], "nats", "too-low run (cosine): loss fall, last 200 steps", 2
+            val["low"][:, last] - val["low"][:, -1],
+            "nats",
+            f"too-low run (cosine): loss fall over the last {TAIL_STEPS} steps",
+            2,
         ),
         "ch01.lr_low_constant.val_loss.final": measured(
             val["low_constant"][:, -1], "nats", "validation loss after the too-low run at a constant rate"
@@ -635,14 +646,16 @@ def lr_extremes(ctx: RunContext) -> Outcome:
         "ch01.lr_low_constant.last200_drop": measured(
             val["low_constant"][:, last] - val["low_constant"][:, -1],
             "nats",
-            "too-low run at a constant rate: loss fall over the last 200 steps",
+            f"too-low run at a constant rate: loss fall over the last {TAIL_STEPS} steps",
             2,
         ),
         "ch01.lr_high.lr": exact(cfg.high.lr, "", "learning rate of the too-high run (AdamW, clipped)", 1),
         "ch01.lr_high.val_loss.peak": measured(
             val["high"].max(axis=1), "nats", "highest validation loss of the too-high run", 3
         ),
-        "ch01.lr_high.val_loss.final": measured(val["high"][:, -1], "nats", "validation loss after the too-high run"),
+        "ch01.lr_high.val_loss.final": measured(
+            val["high"][:, -1], "nats", "validation loss after the too-high run", 3
+        ),
         "ch01.lr_better.lr": exact(cfg.better.lr, "", "a learning rate 10x the default", 1),
         "ch01.lr_better.val_loss.final": measured(
             val["better"][:, -1], "nats", "validation loss at 10x the default learning rate"
@@ -717,7 +730,7 @@ def nan_cascade(ctx: RunContext) -> Outcome:
             float(np.nanmax(calm["max_logit"])), "", "largest |logit| of the LayerNorm runs (any seed, any step)", 2
         ),
         "ch01.nan.ablation_final_loss": measured(
-            calm["loss"][:, -10:].mean(axis=1), "nats", "LayerNorm runs: mean training loss of the last 10 steps", 3
+            calm["loss"][:, -10:].mean(axis=1), "nats", "LayerNorm runs: mean training loss of the last 10 steps", 2
         ),
     }
     return Outcome(
