@@ -15,12 +15,12 @@ from slidegen import theme
 LEVEL_NAMES = ("chance, ln 64", "unigram", "bigram")
 
 
-def _levels(ax, levels, x_right, names=LEVEL_NAMES) -> None:
-    """Dotted reference levels, labelled at the right edge."""
+def _levels(ax, levels, x, names=LEVEL_NAMES, ha="right") -> None:
+    """Dotted reference levels, each labelled just above its line at ``x`` (by default the right edge)."""
     for name, level in zip(names, levels, strict=True):
         ax.axhline(level, color=theme.MUTED, linestyle=":", linewidth=1.5)
-        ax.annotate(name, (x_right, level), xytext=(-4, 4), textcoords="offset points",
-                    ha="right", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+        ax.annotate(name, (x, level), xytext=(-4 if ha == "right" else 0, 4), textcoords="offset points",
+                    ha=ha, va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
 
 
 def _band(ax, step, values, label, colour, style) -> None:
@@ -60,7 +60,7 @@ def plateau(runs):
     _band(ax, run["step"][keep], run["no_norm_val_loss"][:, keep], "no LayerNorm", theme.PALETTE[1], "--")
     _band(ax, run["step"][keep], run["blind_val_loss"][:, keep], "attention sees only its own position",
           theme.PALETTE[2], "-.")  # fmt: skip
-    _levels(ax, run["levels"], end)
+    _levels(ax, run["levels"], end / 2, ha="center")  # mid-way: the curves cover the right edge
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats per character)")
     ax.set_xlim(0, end)
@@ -149,17 +149,18 @@ def nan(runs):
         finite = np.isfinite(logit[i])
         top.semilogy(step[finite], logit[i, finite], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3],
                      marker="o", markersize=4, label=f"no LayerNorm, seed {int(seed)}")  # fmt: skip
-    for y, name in ((88.72, "exp overflows (88.7)"), (3.4e38, "float32 max")):
-        top.axhline(y, color=theme.TEXT, linestyle=":", linewidth=1.2)
-        top.annotate(name, (end - 1, y), xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom",
+    right = min(end - 1, 25)
+    for y, name in ((88.72, "exp overflows float32 (88.7)"), (3.4e38, "float32 max")):
+        top.axhline(y, color=theme.TEXT, linestyle=(0, (6, 2, 1, 2)), linewidth=1.2)
+        top.annotate(name, (right, y), xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom",
                      color=theme.TEXT, fontsize=13)  # fmt: skip
     top.set_ylabel("largest |logit|")
-    top.set_ylim(1e-3, 1e42)
-    top.legend(loc="upper left", fontsize=12, ncols=2)
+    top.set_ylim(1e-3, 1e48)
+    top.legend(loc="center right", bbox_to_anchor=(1.0, 0.55), fontsize=12, ncols=2)
     for i in range(len(share)):
         bottom.plot(step, 100 * share[i], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3])
     bottom.set_ylabel("NaN weights (%)")
     bottom.set_ylim(-5, 105)
-    bottom.set_xlabel("step (plain SGD, learning rate 10)")
-    bottom.set_xlim(0, min(end - 1, 25))
+    bottom.set_xlabel("step (plain SGD, constant learning rate)")
+    bottom.set_xlim(0, right)
     return fig
