@@ -1,4 +1,8 @@
-"""Chapter 1 figures: the default run's loss, its seeds, loss against accuracy, failure shapes."""
+"""Chapter 1 figures: the default run's loss, where a plateau appears, its seeds, loss
+against accuracy, failure shapes and the NaN cascade.
+
+Compared curves differ in line style as well as colour, so they stay apart in grey-scale.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,18 @@ from slidegen import theme
 LEVEL_NAMES = ("chance, ln 64", "unigram", "bigram")
 
 
-def _levels(ax, levels, x_right) -> None:
-    """Dotted reference levels, labelled at the right edge."""
-    for name, level in zip(LEVEL_NAMES, levels, strict=True):
+def _levels(ax, levels, x, names=LEVEL_NAMES, ha="right") -> None:
+    """Dotted reference levels, each labelled just above its line at ``x`` (by default the right edge)."""
+    for name, level in zip(names, levels, strict=True):
         ax.axhline(level, color=theme.MUTED, linestyle=":", linewidth=1.5)
-        ax.annotate(name, (x_right, level), xytext=(-4, 4), textcoords="offset points",
-                    ha="right", va="bottom", color=theme.MUTED, fontsize=14)
+        ax.annotate(name, (x, level), xytext=(-4 if ha == "right" else 0, 4), textcoords="offset points",
+                    ha=ha, va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+
+
+def _band(ax, step, values, label, colour, style) -> None:
+    """The mean of the seeds as a line, their range as a light band."""
+    ax.plot(step, values.mean(axis=0), label=label, color=colour, linestyle=style)
+    ax.fill_between(step, values.min(axis=0), values.max(axis=0), color=colour, alpha=0.2, linewidth=0)
 
 
 @figure("ch01.loss", runs=("ch01.default",))
@@ -25,7 +35,8 @@ def loss(runs):
     run = runs["ch01.default"]
     step, val, train = run["step"], run["val_loss"], run["train_loss"]
     fig, ax = new_figure()
-    ax.plot(step[1:], train[:, 1:].mean(axis=0), label="training loss", color=theme.PALETTE[1])
+    ax.plot(step[1:], train[:, 1:].mean(axis=0), label="training loss (mean of 10 batches)",
+            color=theme.PALETTE[1], linestyle="--")  # fmt: skip
     ax.plot(step, val.mean(axis=0), label="validation loss", color=theme.PALETTE[0])
     _levels(ax, run["levels"], step[-1])
     ax.set_xlabel("step")
@@ -36,20 +47,25 @@ def loss(runs):
     return fig
 
 
-@figure("ch01.start", runs=("ch01.default",))
-def start(runs):
-    """The first 200 steps: how fast the loss leaves chance and passes the unigram level."""
-    run = runs["ch01.default"]
-    step, val = run["step"], run["val_loss"]
-    keep = step <= 200
+@figure("ch01.plateau", runs=("ch01.default", "ch01.plateau"))
+def plateau(runs):
+    """The first 600 steps: the default model, the same model without LayerNorm (its
+    plateau) and the attention-blind baseline, each the mean of three seeds with their range."""
+    default, run = runs["ch01.default"], runs["ch01.plateau"]
+    end = 600
     fig, ax = new_figure()
-    for i, seed in enumerate(run["seeds"]):
-        ax.plot(step[keep], val[i, keep], label=f"seed {int(seed)}", color=theme.PALETTE[i])
-    _levels(ax, run["levels"], 200)
+    keep = default["step"] <= end
+    _band(ax, default["step"][keep], default["val_loss"][:, keep], "default (pre-LayerNorm)", theme.PALETTE[0], "-")
+    keep = run["step"] <= end
+    _band(ax, run["step"][keep], run["no_norm_val_loss"][:, keep], "no LayerNorm", theme.PALETTE[1], "--")
+    _band(ax, run["step"][keep], run["blind_val_loss"][:, keep], "attention sees only its own position",
+          theme.PALETTE[2], "-.")  # fmt: skip
+    _levels(ax, run["levels"], end / 2, ha="center")  # mid-way: the curves cover the right edge
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats)")
-    ax.set_xlim(0, 200)
-    ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.8))
+    ax.set_ylabel("validation loss (nats per character)")
+    ax.set_xlim(0, end)
+    ax.set_ylim(2.2, 4.3)
+    ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.9))
     return fig
 
 
@@ -61,26 +77,32 @@ def seeds(runs):
     keep = step >= step[-1] // 2
     fig, ax = new_figure()
     for i, seed in enumerate(run["seeds"]):
-        ax.plot(step[keep], val[i, keep], label=f"seed {int(seed)}", color=theme.PALETTE[i])
+        ax.plot(step[keep], val[i, keep], label=f"seed {int(seed)}", color=theme.PALETTE[i],
+                linestyle=("-", "--", "-.")[i % 3])  # fmt: skip
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats)")
+    ax.set_ylabel("validation loss (nats per character)")
     ax.legend(loc="upper right")
     return fig
 
 
 @figure("ch01.arithmetic", runs=("ch01.arithmetic",))
 def arithmetic(runs):
-    """Loss against exact-match accuracy on sums: the loss flattens while accuracy climbs."""
+    """Loss against exact-match accuracy on sums: the whole loss, the loss on the answer
+    characters of held-out sums, and exact match (mean of three seeds, band: their range)."""
     run = runs["ch01.arithmetic"]
     step = run["step"]
     fig, (top, bottom) = new_figure(2, 1, sharex=True)
-    top.plot(step, run["val_loss"].mean(axis=0), color=theme.PALETTE[0])
+    top.plot(step, run["val_loss"].mean(axis=0), label="every character", color=theme.PALETTE[0])
+    top.plot(step, run["answer_loss2"].mean(axis=0), label="answer characters, held-out sums",
+             color=theme.PALETTE[1], linestyle="--")  # fmt: skip
     top.set_ylabel("loss (nats)")
-    top.set_ylim(bottom=1.0)
-    for name, key, colour in (("single-digit sums", "acc1", 2), ("two-digit sums", "acc2", 1)):
-        acc = 100 * run[key]
-        bottom.plot(step, acc.mean(axis=0), label=name, color=theme.PALETTE[colour])
-        bottom.fill_between(step, acc.min(axis=0), acc.max(axis=0), color=theme.PALETTE[colour], alpha=0.2, linewidth=0)
+    top.set_ylim(0, None)
+    top.legend(loc="upper right")
+    for name, key, colour, style in (
+        ("single-digit sums", "acc1", 2, "-"),
+        ("held-out two-digit sums", "acc2", 1, "--"),
+    ):
+        _band(bottom, step, 100 * run[key], name, theme.PALETTE[colour], style)
     bottom.set_ylabel("exact match (%)")
     bottom.set_ylim(0, 100)
     bottom.set_xlabel("step")
@@ -91,33 +113,54 @@ def arithmetic(runs):
 
 @figure("ch01.lr_extremes", runs=("ch01.default", "ch01.lr_extremes"))
 def lr_extremes(runs):
-    """Validation loss for a learning rate far too low, the default, and far too high."""
+    """Validation loss for a learning rate far too low (cosine and constant), the default, and far too high."""
     default, extremes = runs["ch01.default"], runs["ch01.lr_extremes"]
+    step = extremes["step"]
     fig, ax = new_figure()
-    ax.plot(extremes["step"], extremes["low_val_loss"].mean(axis=0), label="100x too low", color=theme.PALETTE[2])
+    ax.plot(step, extremes["low_val_loss"].mean(axis=0), label="100x too low, cosine", color=theme.PALETTE[2],
+            linestyle="-.")  # fmt: skip
+    ax.plot(step, extremes["low_constant_val_loss"].mean(axis=0), label="100x too low, constant",
+            color=theme.PALETTE[4], linestyle=(0, (1, 1.5)))  # fmt: skip
     ax.plot(default["step"], default["val_loss"].mean(axis=0), label="default", color=theme.PALETTE[0])
-    ax.plot(extremes["step"], extremes["high_val_loss"].mean(axis=0), label="1,000x too high", color=theme.PALETTE[1])
+    ax.plot(step, extremes["high_val_loss"].mean(axis=0), label="1,000x too high", color=theme.PALETTE[1],
+            linestyle="--")  # fmt: skip
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats)")
+    ax.set_ylabel("validation loss (nats per character)")
     ax.set_xlim(0, default["step"][-1])
     ax.legend(loc="upper right")
     return fig
 
 
-@figure("ch01.nan", runs=("ch01.lr_extremes",))
+@figure("ch01.nan", runs=("ch01.nan",))
 def nan(runs):
-    """The NaN cascade: the training loss of every step until it stops being a number."""
-    run = runs["ch01.lr_extremes"]
-    loss = run["nan_step_loss"]
-    step = np.arange(len(loss))
-    finite = np.isfinite(loss)
-    fig, ax = new_figure()
-    ax.semilogy(step[finite], loss[finite], marker="o", color=theme.PALETTE[1])
-    if not finite.all():
-        first = int(step[~finite][0])
-        ax.axvline(first, color=theme.TEXT, linestyle="--", linewidth=1.5)
-        ax.annotate("NaN", (first, loss[finite].max()), xytext=(-8, 0),
-                    textcoords="offset points", ha="right", va="top", color=theme.TEXT)
-    ax.set_xlabel("step")
-    ax.set_ylabel("training loss (nats, log scale)")
+    """The NaN cascade: the largest |logit| of every step (log scale) against float32's
+    limits, and the share of NaN parameters after each update; without LayerNorm (each
+    seed) and, for contrast, with it."""
+    run = runs["ch01.nan"]
+    logit, share = run["max_logit"], run["nan_share"]
+    end = logit.shape[1]
+    step = np.arange(end)
+    fig, (top, bottom) = new_figure(2, 1, sharex=True, height=5.4)
+    calm = run["ablation_max_logit"][:, :end]
+    for i in range(len(calm)):
+        top.semilogy(step, calm[i], color=theme.MUTED, linestyle=":", linewidth=2,
+                     label="with LayerNorm (finite)" if i == 0 else None)  # fmt: skip
+    for i, seed in enumerate(run["seeds"]):
+        finite = np.isfinite(logit[i])
+        top.semilogy(step[finite], logit[i, finite], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3],
+                     marker="o", markersize=4, label=f"no LayerNorm, seed {int(seed)}")  # fmt: skip
+    right = min(end - 1, 25)
+    for y, name in ((88.72, "exp overflows float32 (88.7)"), (3.4e38, "float32 max")):
+        top.axhline(y, color=theme.TEXT, linestyle=(0, (6, 2, 1, 2)), linewidth=1.2)
+        top.annotate(name, (right, y), xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom",
+                     color=theme.TEXT, fontsize=13)  # fmt: skip
+    top.set_ylabel("largest |logit|")
+    top.set_ylim(1e-3, 1e48)
+    top.legend(loc="center right", bbox_to_anchor=(1.0, 0.55), fontsize=12, ncols=2)
+    for i in range(len(share)):
+        bottom.plot(step, 100 * share[i], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3])
+    bottom.set_ylabel("NaN weights (%)")
+    bottom.set_ylim(-5, 105)
+    bottom.set_xlabel("step (plain SGD, constant learning rate)")
+    bottom.set_xlim(0, right)
     return fig

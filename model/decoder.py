@@ -45,6 +45,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 NORMS = ("pre", "post", "none")
+ATTENTIONS = ("causal", "self")
 NORM_KINDS = ("layer", "rms")
 PARAMS = ("standard", "mup")
 
@@ -62,6 +63,8 @@ class ModelConfig:
     norm_kind: str = "layer"  # "layer": LayerNorm, "rms": RMSNorm; never a gain or a bias
     norm_eps: float = 1e-5  # as torch.nn.LayerNorm's default
     qk_norm: bool = False  # normalise each head's queries and keys (same kind) before q.k
+    attention: str = "causal"  # "causal": position t attends to every s <= t; "self": only to t itself,
+    #                            so no information moves between positions (an attention-blind baseline)
     z_loss: float = 0.0  # weight of mean(logsumexp(logits)^2) added to the loss (PaLM)
     param: str = "standard"  # "standard" or "mup" (see the module docstring)
     base_d_model: int = 16  # µP's base width: at d_model == base_d_model, mup == standard
@@ -73,6 +76,8 @@ class ModelConfig:
             raise ValueError(f"norm must be one of {NORMS}, got {self.norm!r}")
         if self.norm_kind not in NORM_KINDS:
             raise ValueError(f"norm_kind must be one of {NORM_KINDS}, got {self.norm_kind!r}")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"attention must be one of {ATTENTIONS}, got {self.attention!r}")
         if self.param not in PARAMS:
             raise ValueError(f"param must be one of {PARAMS}, got {self.param!r}")
         if self.d_model % self.n_heads:
@@ -137,6 +142,15 @@ class Norm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
 
+def attention_mask(cfg: ModelConfig) -> torch.Tensor:
+    """(context, context) bool, True where position t may not look at s: above the
+    diagonal (s > t) for causal attention, everywhere off the diagonal for "self"."""
+    T = cfg.context
+    if cfg.attention == "self":
+        return ~torch.eye(T, dtype=torch.bool)
+    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+
+
 class CausalSelfAttention(nn.Module):
     mask: torch.Tensor  # (context, context) bool, a buffer
 
@@ -150,8 +164,7 @@ class CausalSelfAttention(nn.Module):
         self.w_v = nn.Linear(D, D, bias=False)
         self.w_o = nn.Linear(D, D, bias=False)
         self.qk_norm = Norm(cfg.norm_kind, cfg.norm_eps) if cfg.qk_norm else None
-        # True above the diagonal: position t may not look at s > t
-        mask = torch.triu(torch.ones(cfg.context, cfg.context, dtype=torch.bool), diagonal=1)
+        mask = attention_mask(cfg)
         self.register_buffer("mask", mask, persistent=False)  # not in state_dict
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -160,8 +160,8 @@ def attn_forward(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig):
         q, q_cache = norm_forward(q, cfg.norm_kind, cfg.norm_eps)
         k, k_cache = norm_forward(k, cfg.norm_kind, cfg.norm_eps)
     att = (q @ k.transpose(0, 1, 3, 2)) * cfg.attn_scale  # (B, H, T, T)
-    mask = np.triu(np.ones((T, T), dtype=bool), k=1)
-    att = np.where(mask, -np.inf, att)
+    mask = ~np.eye(T, dtype=bool) if cfg.attention == "self" else np.triu(np.ones((T, T), dtype=bool), k=1)
+    att = np.where(mask, -np.inf, att)  # causal: no s > t; "self": only s = t
     att = np.exp(att - att.max(-1, keepdims=True))
     att = att / att.sum(-1, keepdims=True)  # (B, H, T, T), softmax
     y = att @ v  # (B, H, T, Dh)

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import torch
 
-from model.decoder import Decoder, ModelConfig, mup_lr_scales
+from model.decoder import Decoder, ModelConfig, attention_mask, mup_lr_scales
 
 EVAL_CHUNK = 256  # validation windows per forward pass in evaluation (bounds memory at large M)
 
@@ -155,7 +155,7 @@ class StackedDecoder:
         self.grad = grad
         self.M = theta.shape[0]
         T = cfg.context
-        self.mask_bias = torch.zeros(T, T).masked_fill_(torch.ones(T, T, dtype=torch.bool).triu_(1), float("-inf"))
+        self.mask_bias = torch.zeros(T, T).masked_fill_(attention_mask(cfg), float("-inf"))  # causal or self only
         self.grad_names = [n for n in layout.names if ".attn.w_k." not in n and ".attn.w_v." not in n]
         self.weight_grads: dict[str, torch.Tensor] = {}  # filled by the backward pass, emptied into `grad`
 

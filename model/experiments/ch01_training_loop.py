@@ -1,10 +1,12 @@
 """Chapter 1, the training loop and its objective: the numbers deck 01 shows.
 
 - ``ch01.default``: the default run, three seeds: loss curves, where they start and end;
-- ``ch01.levels``: the book's reference levels (chance, unigram, bigram) and sizes;
-- ``ch01.checks``: how the trainer is checked (NumPy reference, finite differences);
-- ``ch01.arithmetic``: loss is a proxy: exact-match accuracy on sums against the loss;
-- ``ch01.lr_extremes``: failure shapes, a learning rate far too high and far too low.
+- ``ch01.levels``: the book's reference levels (chance, unigram, bigram, trigram) and sizes;
+- ``ch01.plateau``: where a plateau appears: no LayerNorm, and an attention-blind baseline;
+- ``ch01.checks``: how the trainer is checked (NumPy reference, finite differences, the fast path);
+- ``ch01.arithmetic``: loss is a proxy: exact-match accuracy on held-out sums against the loss;
+- ``ch01.lr_extremes``: failure shapes, a learning rate far too high and far too low;
+- ``ch01.nan``: the NaN cascade, instrumented stage by stage.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ import numpy as np
 import torch
 
 from model import reference
-from model.arithmetic import arithmetic_corpus, draw, every_single_digit_sum, exact_match
-from model.data import load_corpus, ngram_loss, sample_batch, unigram_entropy, val_windows
+from model.arithmetic import answer_loss, arithmetic_corpus, every_single_digit_sum, exact_match, held_out, overlap
+from model.data import Batches, load_corpus, ngram_loss, sample_batch, val_windows
 from model.decoder import Decoder, ModelConfig, num_params
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
-from model.train import TrainConfig, TrainResult, train_many
+from model.optim import Optimizer
+from model.stacked import StackedDecoder, init_stack
+from model.train import TrainConfig, TrainResult, lr_at, train_many
 
 SEEDS = (0, 1, 2)
+TAIL_STEPS = 200  # "the end of a run": its last this many steps
 
 
 def mean_sd(values) -> tuple[float, float | None, int]:
@@ -72,7 +77,7 @@ def default_run(ctx: RunContext) -> Outcome:
     """The default run: 2,000 AdamW steps on Hamlet, three seeds."""
     cfg: DefaultRun = ctx.config
     corpus = load_corpus()
-    unigram = unigram_entropy(corpus.val)
+    unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=corpus.vocab.size)
     bigram = ngram_loss(corpus.train, corpus.val, n=2, vocab_size=corpus.vocab.size)
     runs = train_many(
         cfg.model, [_with_seed(cfg.train, s) for s in ctx.seeds], corpus, workers=1, on_eval=_progress(ctx, cfg.train)
@@ -82,6 +87,11 @@ def default_run(ctx: RunContext) -> Outcome:
     train_loss = np.array([r.curves["train_loss"] for r in runs])
     t = cfg.train
     at = {s: steps.index(s) for s in (100, 500) if s in steps}
+    # the final weights on training text, measured as validation is (every window once, after training)
+    tail = corpus.train[-len(corpus.val) :]  # the last stretch of the training text, as long as validation
+    train_all = np.array([_loss_on(cfg.model, r, corpus.train) for r in runs])
+    train_tail = np.array([_loss_on(cfg.model, r, tail) for r in runs])
+    last = max(0, len(steps) - 1 - TAIL_STEPS // t.eval_every)  # the evaluation TAIL_STEPS before the end
     m = {
         "ch01.params": exact(num_params(Decoder(cfg.model)), "parameters", "parameters of the Decoder"),
         "ch01.steps": exact(t.steps, "steps", "training steps of the default run"),
@@ -98,10 +108,29 @@ def default_run(ctx: RunContext) -> Outcome:
         "ch01.val_loss.init": measured(val[:, 0], "nats", "validation loss at initialisation"),
         "ch01.val_loss.final": measured(val[:, -1], "nats", "validation loss after the last step"),
         "ch01.train_loss.final": measured(
-            [r.train_loss_final for r in runs], "nats", "training loss over the last evaluation interval"
+            [r.train_loss_final for r in runs],
+            "nats",
+            "training loss at the end: mean of the last eval_every batches' losses, each before its update",
         ),
+        "ch01.tail_steps": exact(TAIL_STEPS, "steps", "the end of a run, for the loss fall over its last steps"),
+        "ch01.train_loss.window": exact(t.eval_every, "batches", "batches averaged in each training-loss point"),
         "ch01.gap.final": measured(
-            val[:, -1] - train_loss[:, -1], "nats", "validation minus training loss at the end", 2
+            val[:, -1] - train_loss[:, -1], "nats", "validation minus (running) training loss at the end", 2
+        ),
+        "ch01.train_loss.all_text": measured(
+            train_all, "nats", "final weights on every training window (measured as validation is)"
+        ),
+        "ch01.gap.matched": measured(
+            val[:, -1] - train_all, "nats", "validation minus training loss, both on fixed windows, final weights", 2
+        ),
+        "ch01.train_loss.tail": measured(
+            train_tail, "nats", "final weights on the last stretch of training text, as long as validation"
+        ),
+        "ch01.gap.tail": measured(
+            val[:, -1] - train_tail, "nats", "validation minus training-tail loss (two parts of the play)", 2
+        ),
+        "ch01.val_loss.last200_drop": measured(
+            val[:, last] - val[:, -1], "nats", f"validation loss fall over the last {TAIL_STEPS} steps", 2
         ),
         "ch01.perplexity.init": measured(np.exp(val[:, 0]), "", "validation perplexity at initialisation", 3),
         "ch01.perplexity.final": measured(np.exp(val[:, -1]), "", "validation perplexity after the last step", 3),
@@ -112,6 +141,8 @@ def default_run(ctx: RunContext) -> Outcome:
             m[f"ch01.steps_to.{level}"] = measured(
                 crossings, "steps", f"first evaluated step below the {level} level", 2
             )
+    found = [_plateau(steps, v, PLATEAU_FLAT, PLATEAU_SPAN, PLATEAU_RESUME, PLATEAU_AFTER) for v in val]
+    m |= _plateau_keys("default", [end - start for start, end in found])
     for s, i in at.items():
         m[f"ch01.val_loss.step{s}"] = measured(val[:, i], "nats", f"validation loss after {s} steps")
     return Outcome(
@@ -126,6 +157,15 @@ def default_run(ctx: RunContext) -> Outcome:
             "levels": [math.log(corpus.vocab.size), unigram, bigram],  # chance, unigram, bigram
         },
     )
+
+
+@torch.no_grad()
+def _loss_on(cfg: ModelConfig, result: TrainResult, ids: torch.Tensor) -> float:
+    """A trained run's mean loss on every non-overlapping window of ``ids``."""
+    model = Decoder(cfg)
+    model.load_state_dict(result.state_dict or {})
+    x, y = val_windows(ids, cfg.context)
+    return float(model.loss(x, y))
 
 
 def _with_seed(cfg: TrainConfig, seed: int) -> TrainConfig:
@@ -160,7 +200,11 @@ def levels(ctx: RunContext) -> Outcome:
         "ch01.corpus.val": exact(len(val_ids), "characters", "validation characters (last 10%)"),
         "ch01.corpus.val_windows": exact(len(x), "windows", "non-overlapping validation windows"),
         "ch01.level.chance": exact(math.log(V), "nats", "loss of a uniform guess over the vocabulary, ln 64"),
-        "ch01.level.unigram": exact(unigram_entropy(val_ids), "nats", "unigram entropy of the validation text"),
+        "ch01.level.unigram": exact(
+            ngram_loss(train_ids, val_ids, n=1, vocab_size=V),
+            "nats",
+            "unigram model (add-one) counted on the training text, on validation text",
+        ),
         "ch01.level.bigram": exact(
             ngram_loss(train_ids, val_ids, n=2, vocab_size=V), "nats", "bigram model (add-one) on validation text"
         ),
@@ -172,6 +216,145 @@ def levels(ctx: RunContext) -> Outcome:
         "ch01.xent.p01": exact(-math.log(0.01), "nats", "loss when the true token gets probability 0.01", 2),
     }
     return Outcome(measurements=m)
+
+
+# --------------------------------------------------------------------------- where a plateau appears
+
+
+PLATEAU_FLAT = 0.06  # a plateau: the loss falls by less than this many nats per 100 steps ...
+PLATEAU_SPAN = 50  # ... (each rate measured over the next this many steps) ...
+PLATEAU_RESUME = 0.12  # ... and then falls by at least this many per 100 steps ...
+PLATEAU_AFTER = 100  # ... over the next this many steps
+
+
+@dataclass(frozen=True)
+class Plateau:
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=10))  # the default run's settings
+    flat: float = PLATEAU_FLAT
+    span: int = PLATEAU_SPAN
+    resume: float = PLATEAU_RESUME
+    after: int = PLATEAU_AFTER
+
+
+@experiment("ch01.plateau", config=Plateau(), seeds=SEEDS, quick={"train.steps": 30})
+def plateau(ctx: RunContext) -> Outcome:
+    """Where a plateau appears: the default model without LayerNorm, and an attention-blind
+    baseline (each position attends only to itself), both at the default run's settings."""
+    cfg: Plateau = ctx.config
+    corpus = load_corpus()
+    V = corpus.vocab.size
+    unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=V)
+    bigram = ngram_loss(corpus.train, corpus.val, n=2, vocab_size=V)
+    runs = [_with_seed(cfg.train, s) for s in ctx.seeds]
+    models = {"no_norm": ModelConfig(norm="none"), "blind": ModelConfig(attention="self")}  # the default: ch01.default
+    val = {}
+    for k, (name, model_cfg) in enumerate(models.items()):
+        results = train_many(model_cfg, runs, corpus, workers=1, on_eval=_progress(ctx, cfg.train, k / 2, 1 / 2))
+        val[name] = np.array([r.curves["val_loss"] for r in results])  # (seeds, evals)
+        steps = results[0].curves["step"]
+    found = {
+        name: [_plateau(steps, v, cfg.flat, cfg.span, cfg.resume, cfg.after) for v in val[name]] for name in models
+    }
+    m = {
+        "ch01.plateau.flat": exact(cfg.flat, "nats per 100 steps", "a plateau: the loss falls slower than this", 1),
+        "ch01.plateau.span": exact(cfg.span, "steps", "the slope is measured over this many steps ahead"),
+        "ch01.plateau.after": exact(cfg.after, "steps", "the renewed fall is measured over this many steps"),
+        "ch01.plateau.resume": exact(
+            cfg.resume, "nats per 100 steps", "a plateau ends in a fall at least this fast", 2
+        ),
+        "ch01.plateau.blind.final": measured(
+            val["blind"][:, -1], "nats", "attention-blind model: validation loss after the default run's steps"
+        ),
+        "ch01.plateau.blind.minus_bigram": measured(
+            val["blind"][:, -1] - bigram, "nats", "attention-blind model's final loss minus the bigram level", 2
+        ),
+        "ch01.plateau.no_norm.final": measured(
+            val["no_norm"][:, -1], "nats", "model without LayerNorm: validation loss after the default run's steps"
+        ),
+    }
+    for name in models:
+        lengths = [p[1] - p[0] for p in found[name]]
+        m |= _plateau_keys(name, lengths)
+    nn = found["no_norm"]
+    if all(p[1] > p[0] for p in nn):
+        i0 = [steps.index(p[0]) for p in nn]
+        i1 = [steps.index(p[1]) for p in nn]
+        after = [min(len(steps) - 1, i + cfg.after // cfg.train.eval_every) for i in i1]
+        v = val["no_norm"]
+        m |= {
+            "ch01.plateau.no_norm.start": measured([p[0] for p in nn], "steps", "no LayerNorm: plateau start", 2),
+            "ch01.plateau.no_norm.end": measured([p[1] for p in nn], "steps", "no LayerNorm: plateau end", 2),
+            "ch01.plateau.no_norm.level": measured(
+                [v[s, a : b + 1].mean() for s, (a, b) in enumerate(zip(i0, i1, strict=True))],
+                "nats",
+                "no LayerNorm: mean validation loss on the plateau",
+                4,
+            ),
+            "ch01.plateau.no_norm.below_unigram": measured(
+                [unigram - v[s, a : b + 1].mean() for s, (a, b) in enumerate(zip(i0, i1, strict=True))],
+                "nats",
+                "unigram level minus the mean loss on the plateau",
+                4,
+            ),
+            "ch01.plateau.no_norm.rate_on": measured(
+                [
+                    100 * (v[s, a] - v[s, b]) / (steps[b] - steps[a])
+                    for s, (a, b) in enumerate(zip(i0, i1, strict=True))
+                ],
+                "nats per 100 steps",
+                "no LayerNorm: loss fall per 100 steps on the plateau",
+                2,
+            ),
+            "ch01.plateau.no_norm.rate_after": measured(
+                [
+                    100 * (v[s, b] - v[s, c]) / (steps[c] - steps[b])
+                    for s, (b, c) in enumerate(zip(i1, after, strict=True))
+                ],
+                "nats per 100 steps",
+                f"no LayerNorm: loss fall per 100 steps in the {cfg.after} steps after it",
+                2,
+            ),
+        }
+    return Outcome(
+        measurements=m,
+        series={"step": steps, **{f"{n}_val_loss": v for n, v in val.items()}, "seeds": list(ctx.seeds),
+                "levels": [math.log(V), unigram, bigram]},
+    )  # fmt: skip
+
+
+def _plateau_keys(name: str, lengths: list[int]) -> dict[str, Measurement]:
+    return {
+        f"ch01.plateau.{name}.length": measured(lengths, "steps", f"{name}: longest plateau (0 if none)", 2),
+        f"ch01.plateau.{name}.seeds": exact(sum(n > 0 for n in lengths), "seeds", f"{name}: seeds with a plateau"),
+    }
+
+
+def _plateau(steps, losses, flat: float, span: int, resume: float, after: int) -> tuple[int, int]:
+    """The longest plateau (start step, end step), or (0, 0) if there is none. A
+    plateau is a stretch where the loss falls by less than ``flat`` nats per 100 steps
+    (each rate measured over the next ``span`` steps) that ends in a renewed fall: at
+    least ``resume`` nats per 100 steps over the ``after`` steps that follow. A loss
+    that only slows down, as every converging run does, has no plateau. Step 0 (the
+    first drop from chance) never starts one."""
+    dt = steps[1] - steps[0] if len(steps) > 1 else 1
+    gap, ahead = max(1, span // dt), max(1, after // dt)
+
+    def rate(i: int, k: int) -> float:  # loss fall per 100 steps from evaluation i to i + k
+        return (losses[i] - losses[i + k]) * 100 / (steps[i + k] - steps[i])
+
+    best, i, n = (0, 0), 1, len(steps)
+    while i < n - gap:
+        if rate(i, gap) >= flat:
+            i += 1
+            continue
+        j = i  # the slow stretch runs from i to j (rates measured from there), so to j + gap
+        while j + 1 < n - gap and rate(j + 1, gap) < flat:
+            j += 1
+        end = j + gap
+        if end + ahead < n and rate(end, ahead) >= resume and steps[end] - steps[i] > best[1] - best[0]:
+            best = (steps[i], steps[end])
+        i = j + 1
+    return best
 
 
 # --------------------------------------------------------------------------- how the trainer is checked
@@ -194,6 +377,7 @@ def checks(ctx: RunContext) -> Outcome:
         ref_loss, grads = reference.loss_and_grads(state, x.numpy(), y.numpy(), cfg)
         loss_diffs.append(abs(ref_loss - loss.item()))
         grad_diffs.append(max(float(np.abs(grads[k] - _grad(p)).max()) for k, p in model.named_parameters()))
+    fast = [_fast_path_diff(ModelConfig(init_std=std), x, y) for std in (cfg.init_std, c["perturb_std"])]
     ctx.report_progress(0.4, "finite differences")
     fd_errors = [_fd_error(state, x.numpy(), y.numpy(), cfg, h) for h in (2 * c["h"], c["h"])]
     ctx.report_progress(0.7, "AdamW")
@@ -203,6 +387,16 @@ def checks(ctx: RunContext) -> Outcome:
             max(grad_diffs), "", "largest |gradient difference|, NumPy float64 vs torch autograd", 2
         ),
         "ch01.check.loss_diff": exact(max(loss_diffs), "nats", "largest |loss difference|, NumPy vs torch", 2),
+        "ch01.check.batch": exact(c["batch"], "windows", "windows in the one batch every check uses"),
+        "ch01.check.fast_grad_diff": exact(
+            max(d[0] for d in fast), "", "largest |gradient difference|, float32 fast path vs float64 autograd", 2
+        ),
+        "ch01.check.fast_grad_rel": exact(
+            max(d[1] for d in fast), "", "that difference relative to the largest |gradient|", 2
+        ),
+        "ch01.check.fast_loss_diff": exact(
+            max(d[2] for d in fast), "nats", "largest |loss difference|, float32 fast path vs float64 autograd", 2
+        ),
         "ch01.check.fd_h": exact(c["h"], "", "finite-difference step h", 1),
         "ch01.check.fd_error": exact(fd_errors[1], "", "largest |central difference - analytic gradient| at h", 2),
         "ch01.check.fd_ratio": exact(
@@ -212,6 +406,22 @@ def checks(ctx: RunContext) -> Outcome:
         "ch01.check.adam_diff": exact(adam_diff, "", "largest |weight difference| after any of those steps", 2),
     }
     return Outcome(measurements=m)
+
+
+def _fast_path_diff(cfg: ModelConfig, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float, float]:
+    """The fast path (model/stacked.py, float32, the one the curves come from) against
+    float64 autograd on the readable Decoder, from the same weights on one batch:
+    (largest |gradient difference|, that over the largest |gradient|, |loss difference|)."""
+    layout, theta = init_stack(cfg, [0])  # (1, P) float32
+    grad = torch.zeros_like(theta)
+    loss = StackedDecoder(cfg, layout, theta, grad).loss_and_grad(x[None], y[None])
+    model = Decoder(cfg).double()
+    model.load_state_dict({k: v.double() for k, v in layout.state_dict(theta[0], cfg).items()})
+    ref = model.loss(x, y)
+    ref.backward()
+    ref_grad = torch.cat([p.grad.reshape(-1) for p in model.parameters() if p.grad is not None])
+    diff = float((grad[0].double() - ref_grad).abs().max())
+    return diff, diff / float(ref_grad.abs().max()), abs(float(loss[0]) - ref.item())
 
 
 def _grad(p: torch.Tensor) -> np.ndarray:
@@ -264,28 +474,36 @@ def _adamw_diff(state, x, y, cfg: ModelConfig, steps: int) -> float:
 class Arithmetic:
     lines: int = 40_000  # sums in the corpus, half single-digit, half two-digit
     corpus_seed: int = 0
+    padded: bool = True  # fixed width, "03+05=008": every digit at the same place in every line
     model: ModelConfig = field(default_factory=lambda: ModelConfig(vocab=14))  # 13 symbols + unknown
     train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=6000, lr=1e-2, eval_every=250))
     score_every: int = 250  # exact-match accuracy every this many steps
-    two_digit_problems: int = 500  # fresh two-digit sums scored (all 100 single-digit sums are)
+    two_digit_problems: int = 500  # held-out two-digit sums scored (all 100 single-digit sums are)
+    test_seed: int = 12345
+    window: int = 1000  # sharpness: the most exact-match points gained within this many steps
 
 
 @experiment(
     "ch01.arithmetic",
     config=Arithmetic(),
     seeds=SEEDS,
-    quick={"lines": 2000, "train.steps": 40, "train.eval_every": 20, "score_every": 20, "two_digit_problems": 20},
-)
+    quick={"lines": 2000, "train.steps": 40, "train.eval_every": 20, "score_every": 20, "two_digit_problems": 20,
+           "window": 20},
+)  # fmt: skip
 def arithmetic(ctx: RunContext) -> Outcome:
-    """Loss is a proxy: exact-match accuracy on sums against the loss, over training."""
+    """Loss is a proxy: exact-match accuracy on held-out sums against the loss, over training."""
     cfg: Arithmetic = ctx.config
-    corpus = arithmetic_corpus(cfg.lines, cfg.corpus_seed)
+    two = held_out(np.random.default_rng(cfg.test_seed), cfg.two_digit_problems, cfg.padded)
+    corpus = arithmetic_corpus(cfg.lines, cfg.corpus_seed, cfg.padded, exclude=two)
+    leaked = overlap(two, corpus.text)
+    if leaked:
+        raise AssertionError(f"{leaked} held-out sums appear in the arithmetic corpus")
+    one = every_single_digit_sum(cfg.padded)
     model_cfg = replace(cfg.model, vocab=corpus.vocab.size)
-    one = every_single_digit_sum()
-    two = draw(np.random.default_rng(12345), cfg.two_digit_problems, 2)
     steps = list(range(0, cfg.train.steps + 1, cfg.score_every))
     runs = [_with_seed(cfg.train, seed) for seed in ctx.seeds]
-    scores: list[list[tuple[float, float, float]]] = [[] for _ in runs]  # per seed: (loss, acc1, acc2) per step
+    names = ("val_loss", "answer_loss1", "answer_loss2", "acc1", "acc2")
+    scores: list[list[tuple[float, ...]]] = [[] for _ in runs]  # per seed, per scored step: the five names
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = Path(tmp) / "seeds.pt"
         for step in steps:
@@ -295,36 +513,81 @@ def arithmetic(ctx: RunContext) -> Outcome:
             for i, result in enumerate(results):
                 model = Decoder(model_cfg)
                 model.load_state_dict(result.state_dict or {})
-                scores[i].append((_val_loss(model, corpus), exact_match(model, corpus.vocab, one),
-                                  exact_match(model, corpus.vocab, two)))  # fmt: skip
+                v = corpus.vocab
+                scores[i].append((_val_loss(model, corpus), answer_loss(model, v, one), answer_loss(model, v, two),
+                                  exact_match(model, v, one), exact_match(model, v, two)))  # fmt: skip
             ctx.report_progress((step + 1) / (steps[-1] + 1), f"step {step}")
-    table = np.array(scores)  # (seeds, scores, 3)
-    loss, acc1, acc2 = table[..., 0], table[..., 1], table[..., 2]  # (seeds, scores) each
-    mid = len(steps) // 2
+    table = np.array(scores)  # (seeds, scored steps, 5)
+    s = {name: table[..., k] for k, name in enumerate(names)}  # each (seeds, scored steps)
+    acc1, acc2 = s["acc1"], s["acc2"]
+    k = max(1, cfg.window // cfg.score_every)  # scored steps per window
+    gains = acc2[:, k:] - acc2[:, :-k]  # (seeds, starts): points gained within the window
+    start = gains.argmax(axis=1)  # each seed's steepest window
+    seeds_idx = np.arange(len(runs))
+    first100 = [first_step_below(steps, -a, -1.0 + 1e-9) for a in acc1]  # first scored step at 100%
+    answer_share = float(np.mean([len(a) / len(line) for a, line in zip(two.answers, two.lines, strict=True)]))
     m = {
         "ch01.arith.params": exact(
             num_params(Decoder(model_cfg)), "parameters", "parameters of the arithmetic model (vocabulary 14)"
         ),
         "ch01.arith.lines": exact(cfg.lines, "sums", "sums in the arithmetic corpus"),
         "ch01.arith.steps": exact(cfg.train.steps, "steps", "training steps on the arithmetic corpus"),
-        "ch01.arith.two_digit_problems": exact(len(two.a), "sums", "fresh two-digit sums scored"),
-        "ch01.arith.mid_step": exact(steps[mid], "steps", "the midpoint of arithmetic training"),
-        "ch01.arith.loss.init": measured(loss[:, 0], "nats", "arithmetic validation loss at initialisation"),
-        "ch01.arith.loss.mid": measured(loss[:, mid], "nats", "arithmetic validation loss at the midpoint"),
-        "ch01.arith.loss.final": measured(loss[:, -1], "nats", "arithmetic validation loss at the end"),
-        "ch01.arith.loss.second_half_share": measured(
-            (loss[:, mid] - loss[:, -1]) / (loss[:, 0] - loss[:, -1]),
-            "",
-            "share of the total loss drop made in the second half",
-            2,
+        "ch01.arith.lr": exact(cfg.train.lr, "", "peak learning rate of the arithmetic runs", 1),
+        "ch01.arith.two_digit_problems": exact(len(two.a), "sums", "held-out two-digit sums scored"),
+        "ch01.arith.overlap": exact(leaked, "sums", "held-out sums that appear as a line of the corpus (asserted 0)"),
+        "ch01.arith.one_digit_problems": exact(len(one.a), "sums", "single-digit sums scored (all of them)"),
+        "ch01.arith.one_digit_in_corpus": exact(
+            overlap(one, corpus.text), "sums", "single-digit sums (of 100) that appear in the corpus"
         ),
-        "ch01.arith.acc1.mid": measured(
-            acc1[:, mid], "", "exact match on all 100 single-digit sums at the midpoint", 2
+        "ch01.arith.answer_share": exact(
+            answer_share, "", "share of a held-out line's characters that are its answer (newline included)", 2
+        ),
+        "ch01.arith.window": exact(cfg.window, "steps", "window for the sharpness measure"),
+        "ch01.arith.loss.init": measured(s["val_loss"][:, 0], "nats", "arithmetic validation loss at initialisation"),
+        "ch01.arith.loss.final": measured(s["val_loss"][:, -1], "nats", "arithmetic validation loss at the end"),
+        "ch01.arith.answer_loss2.final": measured(
+            s["answer_loss2"][:, -1], "nats", "loss on the answer characters of the held-out sums at the end"
         ),
         "ch01.arith.acc1.final": measured(acc1[:, -1], "", "exact match on all 100 single-digit sums at the end", 2),
-        "ch01.arith.acc2.final": measured(acc2[:, -1], "", "exact match on fresh two-digit sums at the end", 2),
+        "ch01.arith.acc1.seeds_at_100": exact(
+            int((acc1[:, -1] == 1.0).sum()), "seeds", "seeds exact on all 100 single-digit sums at the end"
+        ),
+        "ch01.arith.acc2.final": measured(acc2[:, -1], "", "exact match on held-out two-digit sums at the end", 2),
+        "ch01.arith.acc2.min": exact(acc2[:, -1].min(), "", "lowest seed's two-digit exact match at the end", 2),
+        "ch01.arith.acc2.max": exact(acc2[:, -1].max(), "", "highest seed's two-digit exact match at the end", 2),
+        "ch01.arith.acc2.jump": measured(
+            gains[seeds_idx, start], "", "most two-digit exact match gained within the window (per seed)", 2
+        ),
+        "ch01.arith.acc2.jump_share": measured(
+            gains[seeds_idx, start] / np.maximum(acc2[:, -1], 1e-9),
+            "",
+            "that gain as a share of the seed's final two-digit exact match",
+            2,
+        ),
+        "ch01.arith.acc2.jump_start": measured(
+            np.array(steps)[start], "steps", "where each seed's steepest window starts", 2
+        ),
+        "ch01.arith.answer_loss2.jump_drop": measured(
+            s["answer_loss2"][seeds_idx, start] - s["answer_loss2"][seeds_idx, start + k],
+            "nats",
+            "fall of the held-out answer loss over that window",
+            2,
+        ),
+        "ch01.arith.loss.jump_drop": measured(
+            s["val_loss"][seeds_idx, start] - s["val_loss"][seeds_idx, start + k],
+            "nats",
+            "fall of the whole validation loss over that window",
+            2,
+        ),
+        "ch01.arith.linear_share": exact(
+            cfg.window / cfg.train.steps, "", "share of the final accuracy a steady climb would gain in the window", 2
+        ),
     }
-    return Outcome(measurements=m, series={"step": steps, "val_loss": loss, "acc1": acc1, "acc2": acc2})
+    if not any(math.isnan(f) for f in first100):
+        m["ch01.arith.acc1.step100"] = measured(
+            first100, "steps", "first scored step with all 100 single-digit sums exact", 2
+        )
+    return Outcome(measurements=m, series={"step": steps, **s})
 
 
 @torch.no_grad()
@@ -340,60 +603,183 @@ def _val_loss(model: Decoder, corpus) -> float:
 class Extremes:
     eval_every: int = 20
     low: TrainConfig = field(default_factory=lambda: TrainConfig(lr=2e-5))  # 100x below the default
+    low_constant: TrainConfig = field(default_factory=lambda: TrainConfig(lr=2e-5, schedule="constant"))
     high: TrainConfig = field(default_factory=lambda: TrainConfig(lr=2.0))  # 1,000x above, still clipped
-    nan: TrainConfig = field(default_factory=lambda: TrainConfig(lr=1000.0, optimizer="sgd", clip=None))
+    better: TrainConfig = field(default_factory=lambda: TrainConfig(lr=2e-2))  # 10x above the default
 
 
 @experiment(
     "ch01.lr_extremes",
     config=Extremes(),
     seeds=SEEDS,
-    quick={"eval_every": 10, "low.steps": 20, "high.steps": 20, "nan.steps": 60},
+    quick={"eval_every": 10, "low.steps": 20, "low_constant.steps": 20, "high.steps": 20, "better.steps": 20},
 )
 def lr_extremes(ctx: RunContext) -> Outcome:
-    """Failure shapes: a learning rate far too low, far too high, and one that ends in NaN."""
+    """Failure shapes: a learning rate far too low (cosine and constant), far too high, and 10x the default."""
     cfg: Extremes = ctx.config
     corpus = load_corpus()
     seeds = list(ctx.seeds)
+    names = ("low", "low_constant", "high", "better")
 
     def setting(name: str) -> list[TrainConfig]:
         return [replace(getattr(cfg, name), eval_every=cfg.eval_every, seed=seed) for seed in seeds]
 
-    # the AdamW runs (too low, too high) train as one stack, the SGD runs that end in NaN as another
-    adamw = train_many(
-        ModelConfig(), setting("low") + setting("high"), corpus, workers=1, on_eval=_progress(ctx, cfg.low, 0, 0.9)
-    )
-    runs: dict[str, list[TrainResult]] = {"low": adamw[: len(seeds)], "high": adamw[len(seeds) :]}
-    runs["nan"] = train_many(ModelConfig(), setting("nan"), corpus, workers=1)
-    low = np.array([r.curves["val_loss"] for r in runs["low"]])
-    high = np.array([r.curves["val_loss"] for r in runs["high"]])
-    nan_steps = [r.diverged_at if r.diverged_at is not None else math.nan for r in runs["nan"]]
-    first = runs["nan"][0]
-    losses = np.array([x for x in first.step_losses if math.isfinite(x)])
-    growth = float(np.median(losses[-10:] / losses[-11:-1])) if len(losses) > 11 else math.nan
+    # every setting and seed as one stack of AdamW runs (they differ in learning rate and schedule only)
+    stack = train_many(ModelConfig(), [r for n in names for r in setting(n)], corpus, workers=1,
+                       on_eval=_progress(ctx, cfg.low))  # fmt: skip
+    val = {n: np.array([r.curves["val_loss"] for r in stack[k * len(seeds) : (k + 1) * len(seeds)]])
+           for k, n in enumerate(names)}  # fmt: skip
+    steps = stack[0].curves["step"]
+    last = max(0, len(steps) - 1 - TAIL_STEPS // cfg.eval_every)  # the evaluation TAIL_STEPS before the end
     m = {
         "ch01.lr_low.lr": exact(cfg.low.lr, "", "learning rate of the too-low run", 1),
-        "ch01.lr_low.val_loss.final": measured(low[:, -1], "nats", "validation loss after the too-low run"),
+        "ch01.lr_low.val_loss.final": measured(val["low"][:, -1], "nats", "validation loss after the too-low run"),
+        "ch01.lr_low.last200_drop": measured(
+            val["low"][:, last] - val["low"][:, -1],
+            "nats",
+            f"too-low run (cosine): loss fall over the last {TAIL_STEPS} steps",
+            2,
+        ),
+        "ch01.lr_low_constant.val_loss.final": measured(
+            val["low_constant"][:, -1], "nats", "validation loss after the too-low run at a constant rate"
+        ),
+        "ch01.lr_low_constant.last200_drop": measured(
+            val["low_constant"][:, last] - val["low_constant"][:, -1],
+            "nats",
+            f"too-low run at a constant rate: loss fall over the last {TAIL_STEPS} steps",
+            2,
+        ),
         "ch01.lr_high.lr": exact(cfg.high.lr, "", "learning rate of the too-high run (AdamW, clipped)", 1),
         "ch01.lr_high.val_loss.peak": measured(
-            high.max(axis=1), "nats", "highest validation loss of the too-high run", 3
+            val["high"].max(axis=1), "nats", "highest validation loss of the too-high run", 3
         ),
-        "ch01.lr_high.val_loss.final": measured(high[:, -1], "nats", "validation loss after the too-high run"),
-        "ch01.nan.lr": exact(cfg.nan.lr, "", "learning rate of the run that ends in NaN (plain SGD, no clipping)", 1),
-        "ch01.nan.step": measured(nan_steps, "steps", "step whose loss or gradient is no longer finite", 2),
-        "ch01.nan.loss_last": exact(losses[-1], "nats", "last finite training loss of that run (seed 0)", 2),
+        "ch01.lr_high.val_loss.final": measured(
+            val["high"][:, -1], "nats", "validation loss after the too-high run", 3
+        ),
+        "ch01.lr_better.lr": exact(cfg.better.lr, "", "a learning rate 10x the default", 1),
+        "ch01.lr_better.val_loss.final": measured(
+            val["better"][:, -1], "nats", "validation loss at 10x the default learning rate"
+        ),
     }
-    if math.isfinite(growth):
-        m["ch01.nan.growth"] = exact(
-            growth, "", "median factor by which the loss grows per step before NaN (seed 0)", 2
-        )
+    return Outcome(measurements=m, series={"step": steps, **{f"{n}_val_loss": v for n, v in val.items()}})
+
+
+# --------------------------------------------------------------------------- the NaN cascade
+
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+EXP_OVERFLOW = math.log(FLOAT32_MAX)  # exp(z) is inf in float32 for z above this (about 88.72)
+
+
+@dataclass(frozen=True)
+class Cascade:
+    lr: float = 10.0  # plain SGD from the first step: no warmup, no clipping, no weight decay
+    steps: int = 40  # updates of the model without LayerNorm (all seeds are NaN well before)
+    ablation_steps: int = 300  # updates of the same runs with LayerNorm
+
+
+@experiment("ch01.nan", config=Cascade(), seeds=SEEDS, quick={"ablation_steps": 20})
+def nan_cascade(ctx: RunContext) -> Outcome:
+    """The NaN cascade, stage by stage: plain SGD at lr 10 on the model without LayerNorm
+    (the one that diverges) and, on the same seeds and batches, with LayerNorm (which does not)."""
+    cfg: Cascade = ctx.config
+    corpus = load_corpus()
+    seeds = list(ctx.seeds)
+    blow = _instrumented_sgd(ModelConfig(norm="none"), seeds, cfg.lr, cfg.steps, corpus)
+    ctx.report_progress(0.3, "with LayerNorm")
+    calm = _instrumented_sgd(ModelConfig(), seeds, cfg.lr, cfg.ablation_steps, corpus)
+
+    def first(mask: np.ndarray) -> np.ndarray:  # (seeds, steps) bool -> first True step per seed (NaN if none)
+        return np.array([float(np.argmax(row)) if row.any() else math.nan for row in mask])
+
+    big = first(blow["max_logit"] > EXP_OVERFLOW)
+    inf = first(blow["inf"] > 0)
+    broken = first(blow["nonfinite"] > 0)
+    nan_loss = first(np.isnan(blow["loss"]))
+    if np.isnan(nan_loss).any():
+        raise AssertionError(f"a seed did not reach NaN within {cfg.steps} steps")
+    at = nan_loss.astype(int)
+    rows = np.arange(len(seeds))
+    calm_finite = np.isfinite(calm["loss"]).all(axis=1)
+    m = {
+        "ch01.nan.lr": exact(cfg.lr, "", "learning rate of the cascade runs (plain SGD, constant)", 2),
+        "ch01.nan.exp_overflow": exact(EXP_OVERFLOW, "", "ln(float32 max): exp of a larger number is inf", 4),
+        "ch01.nan.step.exp_overflow": measured(big, "steps", "first step whose largest |logit| exceeds 88.72", 2),
+        "ch01.nan.step.nonfinite": measured(
+            broken, "steps", "first step whose logits are not finite (the forward pass left float32's range)", 2
+        ),
+        "ch01.nan.inf_seen": exact(
+            int((inf == broken).sum()), "seeds", "seeds with an inf stored in the forward pass at that step"
+        ),
+        "ch01.nan.step.nan_loss": measured(nan_loss, "steps", "first step whose loss is NaN", 2),
+        "ch01.nan.lead": measured(nan_loss - big, "steps", "steps from the first logit above 88.72 to NaN", 2),
+        "ch01.nan.nan_share": measured(
+            blow["nan_share"][rows, at], "", "share of parameters NaN after the update from the NaN loss", 2
+        ),
+        "ch01.nan.nan_share_rest": measured(
+            blow["nan_share_rest"][rows, at], "", "the same share among all weights but the token embedding", 2
+        ),
+        "ch01.nan.nan_share_later": measured(
+            blow["nan_share"][:, -1], "", f"share of parameters NaN after {cfg.steps} updates", 2
+        ),
+        "ch01.nan.steps": exact(cfg.steps, "steps", "updates of the cascade runs"),
+        "ch01.nan.ablation_steps": exact(cfg.ablation_steps, "steps", "updates of the same runs with LayerNorm"),
+        "ch01.nan.ablation_finite": exact(
+            int(calm_finite.sum()), "seeds", "seeds with LayerNorm whose loss stays finite throughout"
+        ),
+        "ch01.nan.ablation_max_logit": exact(
+            float(np.nanmax(calm["max_logit"])), "", "largest |logit| of the LayerNorm runs (any seed, any step)", 2
+        ),
+        "ch01.nan.ablation_final_loss": measured(
+            calm["loss"][:, -10:].mean(axis=1), "nats", "LayerNorm runs: mean training loss of the last 10 steps", 2
+        ),
+    }
     return Outcome(
         measurements=m,
-        series={
-            "step": runs["low"][0].curves["step"],
-            "low_val_loss": low,
-            "high_val_loss": high,
-            "nan_step_loss": first.step_losses,
-            "nan_grad_norm": first.step_grad_norms,
-        },
+        series={"seeds": seeds, **blow, **{f"ablation_{k}": v for k, v in calm.items()}},
     )
+
+
+def _instrumented_sgd(cfg: ModelConfig, seeds: list[int], lr: float, steps: int, corpus) -> dict[str, np.ndarray]:
+    """Plain SGD on the fast path, every update let through, measured at every step:
+    the largest |logit|, whether any value of the forward pass is inf, the loss, the gradient norm and, after
+    the update, the share of NaN parameters; each (seeds, steps). (train_many refuses to
+    update from a non-finite loss; this loop lets it, to show what that update does.)"""
+    layout, theta = init_stack(cfg, seeds)
+    grad = torch.zeros_like(theta)
+    net = StackedDecoder(cfg, layout, theta, grad)
+    runs = [TrainConfig(steps=steps, lr=lr, schedule="constant", warmup=0, optimizer="sgd", weight_decay=0.0,
+                        clip=None, seed=s) for s in seeds]  # fmt: skip
+    rates = torch.tensor([[lr_at(k, r) for r in runs] for k in range(steps)], dtype=torch.float64)
+    opt = Optimizer("sgd", rates, [r.betas for r in runs], [r.eps for r in runs], [0.0] * len(runs))
+    batches = Batches(corpus.train, [r.data_seed_value for r in runs], runs[0].batch, cfg.context)
+    names = ("max_logit", "inf", "nonfinite", "loss", "grad_norm", "nan_share", "nan_share_rest")
+    out = {k: np.zeros((len(seeds), steps)) for k in names}
+    o, n = layout.offsets["wte.weight"], math.prod(layout.shapes["wte.weight"])
+    rest = torch.ones(layout.size, dtype=torch.bool)
+    rest[o : o + n] = False  # every parameter but the token embedding
+    for step in range(steps):
+        x, y = batches.next()
+        with torch.no_grad():
+            logits, cache = net.forward(x, keep=True)  # (M, V, N): what the loss below is computed from
+        out["max_logit"][:, step] = logits.abs().amax((1, 2)).numpy()
+        out["inf"][:, step] = _has_inf((logits, cache), len(seeds)).numpy()
+        out["nonfinite"][:, step] = (~torch.isfinite(logits)).any(2).any(1).numpy()
+        out["loss"][:, step] = net.loss_and_grad(x, y).numpy()
+        out["grad_norm"][:, step] = torch.linalg.vector_norm(grad, dim=1).numpy()
+        opt.step(theta, grad)
+        out["nan_share"][:, step] = torch.isnan(theta).double().mean(1).numpy()
+        out["nan_share_rest"][:, step] = torch.isnan(theta[:, rest]).double().mean(1).numpy()
+    return out
+
+
+def _has_inf(values, M: int) -> torch.Tensor:
+    """(M,) bool: whether model m has an inf anywhere in ``values``: float tensors whose
+    leading axis is M or M-major (attention's G = M*B*H), nested in tuples and lists."""
+    found = torch.zeros(M, dtype=torch.bool)
+    if isinstance(values, torch.Tensor):
+        if values.is_floating_point() and values.dim() > 0:
+            found |= torch.isinf(values).reshape(M, -1).any(1)
+    elif isinstance(values, (tuple, list)):
+        for v in values:
+            found |= _has_inf(v, M)
+    return found

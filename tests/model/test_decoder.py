@@ -120,3 +120,20 @@ def test_mup_scales():
     hidden = model.blocks[0].mlp.w_in.weight
     assert abs(hidden.std().item() - 0.01) < 0.001  # 0.02 / sqrt(4)
     assert abs(model.wte.weight.std().item() - 0.02) < 0.002
+
+
+def test_attention_blind_model_sees_only_its_own_position():
+    """attention="self": changing an earlier character leaves later predictions unchanged
+    (the causal model's change), because nothing moves between positions."""
+    torch.manual_seed(0)
+    blind = Decoder(ModelConfig(attention="self"))
+    torch.manual_seed(0)
+    causal = Decoder(ModelConfig())
+    x = torch.randint(0, 64, (2, 16))
+    x2 = x.clone()
+    x2[:, 0] = (x[:, 0] + 1) % 64
+    with torch.no_grad():
+        assert torch.equal(blind(x)[:, 1:], blind(x2)[:, 1:])
+        assert not torch.allclose(causal(x)[:, 1:], causal(x2)[:, 1:])
+    with pytest.raises(ValueError, match="attention"):
+        ModelConfig(attention="full")

@@ -26,6 +26,7 @@ VARIANTS = {
     "4 heads": dict(n_heads=4),
     "post-LN": dict(norm="post"),
     "no norm": dict(norm="none"),
+    "attention-blind": dict(attention="self"),
     "RMSNorm": dict(norm_kind="rms"),
     "QK-norm": dict(qk_norm=True),
     "QK-norm RMS post": dict(qk_norm=True, norm_kind="rms", norm="post"),

@@ -16,6 +16,8 @@ VARIANTS = [
     ModelConfig(),
     ModelConfig(norm="post"),
     ModelConfig(norm="none"),
+    ModelConfig(attention="self"),
+    ModelConfig(norm="none", attention="self"),
     ModelConfig(norm_kind="rms"),
     ModelConfig(qk_norm=True),
     ModelConfig(z_loss=1e-2),
@@ -29,7 +31,7 @@ VARIANTS = [
 
 def _ids(c: ModelConfig) -> str:
     arch = f"{c.param}{c.d_model}-tie{int(c.tie_embeddings)}-L{c.n_layers}H{c.n_heads}"
-    return f"{c.norm}-{c.norm_kind}-qk{int(c.qk_norm)}-z{c.z_loss}-{arch}"
+    return f"{c.norm}-{c.norm_kind}-qk{int(c.qk_norm)}-z{c.z_loss}-{c.attention}-{arch}"
 
 
 def _load(model: Decoder, layout: Layout, row: torch.Tensor) -> Decoder:
