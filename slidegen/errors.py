@@ -39,3 +39,16 @@ def display_path(path: str | Path) -> str:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(p)
+
+
+#: The exit code of a bug in slidegen itself (BSD's EX_SOFTWARE), apart from 1 for problems in the content.
+EXIT_INTERNAL = 70
+
+
+def internal_error(error: BaseException) -> str:
+    """One line for a bug met in slidegen: what was raised, and the innermost place it was raised at."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {display_path(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    return f"slidegen: internal error, please report: {type(error).__name__}: {error}{where}"

@@ -39,6 +39,7 @@ from .errors import SlidegenError
 from .layouts import LAYOUTS
 from .mdplugins import markdown
 from .mdplugins.refs import escape_ref_pipes, raw_refs
+from .xmlchars import xml_safe
 
 __all__ = ["deck_to_json", "parse_deck", "parse_text"]
 
@@ -121,7 +122,7 @@ def parse_deck(path: Path) -> d.Deck:
 
 def parse_text(text: str, path: Path) -> d.Deck:
     """Parse deck source ``text``; ``path`` names it in errors and becomes ``Deck.path``."""
-    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = xml_safe(text.removeprefix("\ufeff")).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     slides: list[d.Slide] = []
     for index, part in enumerate(_split(path, lines), start=1):
         slides.append(_slide(path, lines, part, index, slides))

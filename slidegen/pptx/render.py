@@ -36,6 +36,7 @@ from slidegen.pptx import pml
 from slidegen.pptx.content import BULLETS
 from slidegen.pptx.layout import CELL_MARGIN_X, CELL_MARGIN_Y, INDENT
 from slidegen.pptx.model import Equation, Picture, PresentationModel, SlideModel, Table, TextBox
+from slidegen.xmlchars import xml_safe
 
 PLACEHOLDER_IDX = {"title": 0, "subtitle": 1}
 #: The notes master's placeholders a notes slide gets, by ``p:ph`` type, and python-pptx's
@@ -57,9 +58,19 @@ def render(model: PresentationModel, media: Mapping[str, Path]) -> PresentationT
         lines = [*spec.notes, *spec.notes_footer]
         if lines:
             notes.add(slide, "\n".join(lines))
-    prs.core_properties.title = model.title
-    prs.core_properties.author = model.author
+    prs.core_properties.title = core_property(model.title)
+    prs.core_properties.author = core_property(model.author)
     return prs
+
+
+#: The longest value a core property (title, author) may hold in python-pptx and PowerPoint.
+CORE_PROPERTY_MAX = 255
+
+
+def core_property(text: str) -> str:
+    """``text`` as a core property: XML-safe and cut to :data:`CORE_PROPERTY_MAX` characters (with an ellipsis)."""
+    text = xml_safe(text)
+    return text if len(text) <= CORE_PROPERTY_MAX else text[: CORE_PROPERTY_MAX - 1] + "…"
 
 
 def _widen(prs: PresentationType, width: int, height: int) -> None:

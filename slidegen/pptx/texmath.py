@@ -43,14 +43,37 @@ SUBSCRIPTS = dict(zip("0123456789+-=()aeoxhklmnpstij", "₀₁₂₃₄₅₆₇
 TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\s+|.", re.S)
 
 
+#: Deeper groups and script chains than this are left as their source (the parser recurses).
+MAX_DEPTH = 40
+
+
 class _Unsupported(Exception):
     pass
+
+
+def _depth(tokens: list[str]) -> int:
+    """An upper bound on how deep :func:`_group` recurses for ``tokens``: open braces, plus
+    the scripts and commands that take an argument in a row."""
+    deepest = depth = chain = 0
+    for token in tokens:
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+        if token in ("^", "_") or (token.startswith("\\") and token[1:] not in UNICODE):
+            chain += 1
+        elif not token.isspace() and token != "{":
+            chain = 0
+        deepest = max(deepest, depth + chain)
+    return deepest
 
 
 @lru_cache(maxsize=1024)
 def tex_to_unicode(tex: str) -> str:
     """Readable plain text for simple TeX (``\\alpha^2`` -> ``α²``); the source when it is not simple."""
     tokens = [t for t in TOKEN.findall(tex)]
+    if _depth(tokens) > MAX_DEPTH:
+        return tex
     tokens.reverse()
     try:
         text = _group(tokens, closing=None)

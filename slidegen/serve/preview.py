@@ -189,7 +189,8 @@ class Preview:
             failures: dict[Path, list[str]] = {}
             try:
                 if present:
-                    report = build(self.project, present, ("html",), self.out)
+                    # figures are drawn into the temporary folder too: serve leaves build/ alone
+                    report = build(self.project, present, ("html",), self.out, figures_dir=self.out / "figures")
                     written = {p.resolve() for p in report.written}
                     for path in present:
                         page = (self.html_dir / f"{path.stem}.html").resolve()

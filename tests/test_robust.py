@@ -1,0 +1,216 @@
+"""Regression tests for issue 12: each reproducer of a crash, hang or leak, now a located error or a build."""
+
+from __future__ import annotations
+
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from pptx import Presentation
+
+from slidegen.cli import main
+from slidegen.highlight import highlighted
+from slidegen.pptx.texmath import tex_to_unicode
+from slidegen.xmlchars import xml_safe
+
+
+def write_project(root: Path, decks: dict[str, str | bytes], results: str | None = None) -> Path:
+    (root / "decks").mkdir(parents=True)
+    for name, text in decks.items():
+        target = root / "decks" / name
+        if isinstance(text, bytes):
+            target.write_bytes(text)
+        else:
+            target.write_text(text, encoding="utf-8")
+    if results is not None:
+        (root / "results").mkdir()
+        (root / "results" / "results.md").write_text(results, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def build(root: Path, decks: dict[str, str | bytes], *args: str) -> int:
+    write_project(root, decks)
+    return main(["build", *args])
+
+
+# ------------------------------------------------------------------ the PowerPoint writer
+
+
+def test_a_slide_with_text_and_no_heading_builds(at: Path) -> None:
+    assert build(at, {"01-x.md": "hello\n"}) == 0
+    prs = Presentation(str(at / "build" / "pptx" / "01-x.pptx"))
+    assert "hello" in [shape.text_frame.text for shape in prs.slides[0].shapes if shape.has_text_frame]
+
+
+@pytest.mark.parametrize("lang", ["yaml", "postgresql", "prolog", "nixos", "gdscript", "solidity"])
+def test_lexers_with_token_types_of_their_own_colour_pptx_code(at: Path, lang: str) -> None:
+    deck = f"# Code\n\n```{lang}\na: 1\nb: [x, 'y']  # c\nselect * from t;\n```\n"
+    assert build(at, {"01-x.md": deck}) == 0
+    assert (at / "build" / "pptx" / "01-x.pptx").is_file()
+
+
+def test_a_title_and_author_over_255_characters_are_cut_in_core_properties(at: Path) -> None:
+    deck = f"---\ntitle: {'t' * 300}\nauthor: {'a' * 400}\n---\n\n# Cover\n"
+    assert build(at, {"01-x.md": deck}) == 0
+    props = Presentation(str(at / "build" / "pptx" / "01-x.pptx")).core_properties
+    assert props.title == "t" * 254 + "…"
+    assert props.author == "a" * 254 + "…"
+
+
+def test_xml_invalid_characters_are_replaced_the_same_way_in_every_writer(at: Path) -> None:
+    deck = "# T\ufffe\n\nhello \ufffe \uffff \x01 \x0b end\n\n<!-- note \uffff\x02 -->\n"
+    assert build(at, {"01-x.md": deck}, "--to", "html,pptx,md") == 0
+    prs = Presentation(str(at / "build" / "pptx" / "01-x.pptx"))
+    texts = [shape.text_frame.text for shape in prs.slides[0].shapes if shape.has_text_frame]
+    assert "hello \ufffd \ufffd \ufffd \ufffd end" in texts
+    assert prs.slides[0].notes_slide.notes_text_frame.text.startswith("note \ufffd\ufffd")
+    page = (at / "build" / "html" / "01-x.html").read_text(encoding="utf-8")
+    assert "hello \ufffd \ufffd \ufffd \ufffd end" in page and "\ufffe" not in page
+    assert "hello \ufffd \ufffd \ufffd \ufffd end" in (at / "build" / "md" / "01-x.md").read_text(encoding="utf-8")
+
+
+def test_xml_invalid_characters_from_yaml_escapes_do_not_break_the_pptx(at: Path) -> None:
+    deck = '---\ntitle: "a\\x01b\\uFFFEc"\nauthor: "\\x02"\n---\n\n# "x"\n'
+    assert build(at, {"01-x.md": deck}) == 0
+    with zipfile.ZipFile(at / "build" / "pptx" / "01-x.pptx") as archive:
+        assert archive.testzip() is None
+
+
+def test_xml_safe() -> None:
+    assert xml_safe("a\tb\nc\rd") == "a\tb\nc\rd"
+    assert xml_safe("\x00\x08\x0b\x0c\x0e\x1f\ufffe\uffff\ud800") == "\ufffd" * 9
+    assert xml_safe("é😀\u2028") == "é😀\u2028"
+
+
+def test_inline_math_nested_250_levels_is_left_as_its_source() -> None:
+    tex = "\\sqrt{" * 250 + "x" + "}" * 250
+    assert tex_to_unicode(tex) == tex
+    assert tex_to_unicode("x^{" * 250 + "}" * 250).startswith("x^{x^{")
+    assert tex_to_unicode("^" * 600 + "x") == "^" * 600 + "x"
+    assert tex_to_unicode("\\alpha_t^2") == "αₜ²"
+
+
+def test_deeply_nested_inline_math_builds(at: Path) -> None:
+    deck = "# T\n\n$" + "\\sqrt{" * 250 + "x" + "}" * 250 + "$\n"
+    assert build(at, {"01-x.md": deck}) == 0
+
+
+def test_deeply_nested_display_math_is_a_located_error(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deck = "# T\n\n$$\n" + "\\sqrt{" * 250 + "x" + "}" * 250 + "\n$$\n"
+    assert build(at, {"01-x.md": deck}) == 1
+    assert "decks/01-x.md:3:1: error: cannot convert this LaTeX to an equation" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ nesting, highlighting
+
+
+def test_emphasis_nested_1200_levels_is_a_located_error(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deck = "# T\n\n" + "*a " * 1200 + "b" + " a*" * 1200 + "\n"
+    assert build(at, {"01-x.md": deck}) == 1
+    err = capsys.readouterr().err
+    assert "decks/01-x.md:3:151: error: emphasis, links and strikethrough nest more than 50 levels deep" in err
+    assert "Traceback" not in err
+
+
+def test_emphasis_nested_50_levels_builds(at: Path) -> None:
+    deck = "# T\n\n" + "*a " * 50 + "b" + " a*" * 50 + "\n"
+    assert build(at, {"01-x.md": deck}) == 0
+
+
+def test_a_highlighter_past_its_time_limit_gives_plain_text_and_a_warning(
+        at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from pygments.lexers.python import PythonLexer
+
+    def crawl(self: object, text: str, unfiltered: bool = False) -> object:
+        while True:
+            time.sleep(0.001)
+            yield from [(None, "")] * 64
+
+    monkeypatch.setattr(PythonLexer, "get_tokens", crawl)
+    monkeypatch.setattr("slidegen.highlight.TIME_LIMIT", 0.2)
+    highlighted.cache_clear()
+    start = time.monotonic()
+    assert build(at, {"01-x.md": "# T\n\n```python\nx = 1\n```\n"}) == 0
+    highlighted.cache_clear()
+    assert time.monotonic() - start < 10
+    err = capsys.readouterr().err
+    assert "decks/01-x.md:3:1: warning: the 'python' highlighter failed or took over 0.2 s on this block" in err
+    assert "x = 1" in (at / "build" / "html" / "01-x.html").read_text(encoding="utf-8")
+
+
+def test_mcschema_code_builds_quickly(at: Path) -> None:
+    start = time.monotonic()
+    assert build(at, {"01-x.md": "# T\n\n```mcschema\n{\"a\": [1, 2], \"b\": \"c\"}\n```\n"}) == 0
+    assert time.monotonic() - start < 20
+
+
+# ------------------------------------------------------------------ one bad deck, outputs whole
+
+
+GOOD = "---\ntitle: Good\n---\n\n# Good\n\ntext\n"
+
+
+def test_a_broken_deck_does_not_stop_the_others_or_the_index(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    decks = {"01-a.md": GOOD, "02-bad.md": "# Bad\n\n{{ nope.key }}\n", "03-c.md": GOOD.replace("Good", "Third")}
+    assert build(at, decks) == 1
+    html = at / "build" / "html"
+    assert (html / "01-a.html").is_file() and (html / "03-c.html").is_file() and (html / "index.html").is_file()
+    assert not (html / "02-bad.html").exists() and not (at / "build" / "pptx" / "02-bad.pptx").exists()
+    assert "decks/02-bad.md:3:" in capsys.readouterr().err
+
+
+def test_a_deck_whose_pptx_fails_keeps_no_fresh_html(at: Path) -> None:
+    deck = "# T\n\n$$\n" + "\\sqrt{" * 250 + "x" + "}" * 250 + "\n$$\n"
+    assert build(at, {"01-a.md": GOOD, "02-bad.md": deck}) == 1
+    assert not (at / "build" / "html" / "02-bad.html").exists()
+    assert (at / "build" / "html" / "01-a.html").is_file() and (at / "build" / "pptx" / "01-a.pptx").is_file()
+    assert not [p for p in (at / "build").iterdir() if p.name.startswith(".staging-")]
+
+
+def test_a_deck_that_fails_keeps_its_previous_outputs(at: Path) -> None:
+    assert build(at, {"01-a.md": GOOD}) == 0
+    before = (at / "build" / "html" / "01-a.html").read_bytes()
+    deck = "# T\n\n$$\n" + "\\sqrt{" * 250 + "x" + "}" * 250 + "\n$$\n"
+    (at / "decks" / "01-a.md").write_text(deck, encoding="utf-8")
+    assert main(["build"]) == 1
+    assert (at / "build" / "html" / "01-a.html").read_bytes() == before
+
+
+def test_a_bug_on_one_deck_exits_70_and_the_others_are_built(
+        at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from slidegen.pptx import layout
+
+    real = layout.build
+
+    def buggy(deck, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if deck.slug == "02-bug":
+            raise ZeroDivisionError("division by zero")
+        return real(deck, *args, **kwargs)
+
+    monkeypatch.setattr(layout, "build", buggy)
+    assert build(at, {"01-a.md": GOOD, "02-bug.md": GOOD, "03-c.md": GOOD}) == 70
+    err = capsys.readouterr().err
+    assert "slidegen: internal error, please report: ZeroDivisionError: division by zero at " in err
+    assert "test_robust.py:" in err and "in buggy" in err
+    assert "Traceback" not in err
+    assert (at / "build" / "pptx" / "03-c.pptx").is_file() and not (at / "build" / "html" / "02-bug.html").exists()
+
+
+def test_a_bug_outside_a_deck_exits_70_with_its_location(
+        at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(*args: object) -> None:
+        raise KeyError("x")
+
+    write_project(at, {"01-a.md": GOOD})
+    monkeypatch.setattr("slidegen.build.bind_project", broken)
+    assert main(["build"]) == 70
+    err = capsys.readouterr().err
+    assert err.startswith("slidegen: internal error, please report: KeyError: 'x' at ")
+    assert "in broken" in err
