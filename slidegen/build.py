@@ -46,9 +46,10 @@ class BuildReport:
 
 def load_results(project: Project) -> Results:
     """The project's results.md, or no results when it does not exist yet."""
-    if project.results_path.is_file():
+    try:
         return Results.read(project.results_path)
-    return Results()
+    except FileNotFoundError:
+        return Results()
 
 
 def first_error(diagnostics: Sequence[Diagnostic]) -> SlidegenError | None:

@@ -214,3 +214,133 @@ def test_a_bug_outside_a_deck_exits_70_with_its_location(
     err = capsys.readouterr().err
     assert err.startswith("slidegen: internal error, please report: KeyError: 'x' at ")
     assert "in broken" in err
+
+
+# ------------------------------------------------------------------ bounded work
+
+
+def test_fmt_widths_and_precisions_are_bounded(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from slidegen.bind import FilterError, format_result
+    from slidegen.results import Result
+
+    result = Result("ch01.x", 2.5, source="cited: A 2024", digits=3)
+    for spec in (".999999999f", ">2000000000", "0>101", "." + "9" * 5000 + "f"):
+        with pytest.raises(FilterError, match="asks for a width or precision over 100"):
+            format_result(result, (f'fmt("{spec}")',))
+    assert format_result(result, ('fmt(">100.2f")',)) == " " * 96 + "2.50"
+    write_project(at, {"01-x.md": '# T\n\n{{ ch01.x | fmt(".999999999f") }}\n'})
+    write_results(at, [result])
+    assert main(["build"]) == 1
+    assert "decks/01-x.md:3:" in capsys.readouterr().err
+    assert not (at / "build" / "html" / "01-x.html").exists()
+
+
+def write_results(root: Path, rows: list) -> None:
+    from slidegen.results import Results
+
+    (root / "results").mkdir(exist_ok=True)
+    Results(rows).write(root / "results" / "results.md")
+
+
+def test_build_time_is_linear_in_deck_size(at: Path) -> None:
+    def timed(n: int, name: str) -> float:
+        (at / "decks" / name).write_text("# a\n" + "\n---\n\n<!-- n -->\n" * n, encoding="utf-8")
+        start = time.perf_counter()
+        assert main(["build", f"decks/{name}"]) == 0
+        return time.perf_counter() - start
+
+    write_project(at, {})
+    timed(10, "00-warm.md")
+    small, large = timed(500, "01-small.md"), timed(4000, "02-large.md")
+    assert large < 8 * small * 2.5  # linear: 8 times the slides, well under 64 times the time
+    assert large < 30
+    assert len(Presentation(str(at / "build" / "pptx" / "02-large.pptx")).slides) == 4001
+
+
+def test_a_deck_named_index_is_refused(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert build(at, {"01-a.md": GOOD, "index.md": "# Mine\n"}) == 1
+    assert ("decks/index.md:1:1: error: a deck cannot be named index.md: its page would overwrite the index "
+            "page index.html; rename the deck") in capsys.readouterr().err
+    assert "01-a.html" in (at / "build" / "html" / "index.html").read_text(encoding="utf-8")
+    assert main(["check"]) == 1
+
+
+# ------------------------------------------------------------------ results.md
+
+HEAD = "| key | value | digits | sd | n | unit | what | source |\n|---|---|---|---|---|---|---|---|\n"
+ROW = "| ch01.x | {value} | {digits} | {sd} | {n} | u | w | {source} |\n"
+
+
+def results_text(value: str = "2.5", digits: str = "3", sd: str = "0.1", n: str = "3",
+                 source: str = "run ch01.default 9f3c2a1e") -> str:
+    return "# Results\n\n## ch01\n\n" + HEAD + ROW.format(value=value, digits=digits, sd=sd, n=n, source=source)
+
+
+def located(text: str) -> tuple[int, int, str]:
+    from slidegen.errors import SlidegenError
+    from slidegen.results import Results
+
+    with pytest.raises(SlidegenError) as caught:
+        Results.parse(text)
+    d = caught.value.diagnostic
+    return d.line, d.col, d.message
+
+
+@pytest.mark.parametrize(("cells", "col", "message"), [
+    ({"n": "9" * 5000}, 28, "n '99999999999999999999...' of 'ch01.x' is too large: at most 1000000000"),
+    ({"digits": "9" * 5000}, 18, "digits '99999999999999999999...' of 'ch01.x' is too large: at most 17"),
+    ({"digits": "401", "source": "cited: A 2024"}, 18, "digits '401' of 'ch01.x' is too large: at most 17"),
+    ({"value": "1_000"}, 12, "value '1_000' of 'ch01.x' is not a number as results.md writes one (2.5, -3, 1e-08)"),
+    ({"sd": "-0.1"}, 22, "sd '-0.1' of 'ch01.x' is negative: a standard deviation is 0 or more"),
+    ({"source": "cited:  "}, 40, "source of 'ch01.x' says 'cited:' but names no publication: write 'cited: PUBLICATION'"),
+])
+def test_bad_results_cells_are_located(cells: dict[str, str], col: int, message: str) -> None:
+    assert located(results_text(**cells)) == (7, col, message)
+
+
+def test_a_row_before_the_first_section_is_located() -> None:
+    text = "# Results\n\n" + ROW.format(value=1, digits=3, sd="", n="", source="cited: A") + "\n## ch01\n\n" + HEAD
+    assert located(text) == (3, 1, "a table row before the first section: rows go under '## CHAPTER'")
+
+
+def test_a_heading_without_its_space_is_located() -> None:
+    text = results_text().replace("## ch01", "##ch01")
+    assert located(text) == (3, 1, "malformed section heading: expected '## CHAPTER' or '## CHAPTER — Title'")
+
+
+@pytest.mark.parametrize("variant", ["\ufeff{}", "{}"])
+def test_a_byte_order_mark_and_cr_line_endings_are_accepted(variant: str) -> None:
+    from slidegen.results import Results
+
+    plain = results_text()
+    for text in (variant.format(plain), variant.format(plain.replace("\n", "\r")),
+                 variant.format(plain.replace("\n", "\r\n"))):
+        results = Results.parse(text)
+        assert results["ch01.x"].value == 2.5 and results["ch01.x"].line == 7
+        assert results.dumps() == Results.parse(plain).dumps()
+
+
+def test_results_md_as_a_folder_is_a_located_error(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_project(at, {"01-a.md": GOOD})
+    (at / "results" / "results.md").mkdir(parents=True)
+    assert main(["check"]) == 1
+    assert "results/results.md:1:1: error: the results file is a folder, not a file" in capsys.readouterr().err
+    assert main(["build"]) == 1
+    assert "results/results.md:1:1: error: the results file is a folder, not a file" in capsys.readouterr().err
+
+
+def test_results_md_as_a_symlink_loop_is_a_located_error(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_project(at, {"01-a.md": GOOD})
+    (at / "results").mkdir()
+    (at / "results" / "results.md").symlink_to(at / "results" / "results.md")
+    assert main(["check"]) == 1
+    err = capsys.readouterr().err
+    assert "results/results.md:1:1: error: the results file cannot be read: Too many levels of symbolic links" in err
+    assert main(["build"]) == 1
+
+
+def test_digits_of_17_on_a_tiny_cited_value_formats(at: Path) -> None:
+    from slidegen.bind import format_result
+    from slidegen.results import Result
+
+    assert format_result(Result("ch01.x", 5e-324, source="cited: A", digits=17)).startswith("0.000")
