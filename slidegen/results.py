@@ -153,7 +153,8 @@ class Results(Mapping[str, Result]):
         except FileNotFoundError:
             raise
         except OSError as e:
-            what = "is a folder, not a file" if isinstance(e, IsADirectoryError) else f"cannot be read: {e.strerror or e}"
+            folder = isinstance(e, IsADirectoryError)
+            what = "is a folder, not a file" if folder else f"cannot be read: {e.strerror or e}"
             raise SlidegenError(path, 1, 1, f"the results file {what}") from None
         try:
             text = raw.decode("utf-8")

@@ -292,7 +292,8 @@ def located(text: str) -> tuple[int, int, str]:
     ({"digits": "401", "source": "cited: A 2024"}, 18, "digits '401' of 'ch01.x' is too large: at most 17"),
     ({"value": "1_000"}, 12, "value '1_000' of 'ch01.x' is not a number as results.md writes one (2.5, -3, 1e-08)"),
     ({"sd": "-0.1"}, 22, "sd '-0.1' of 'ch01.x' is negative: a standard deviation is 0 or more"),
-    ({"source": "cited:  "}, 40, "source of 'ch01.x' says 'cited:' but names no publication: write 'cited: PUBLICATION'"),
+    ({"source": "cited:  "}, 40,
+     "source of 'ch01.x' says 'cited:' but names no publication: write 'cited: PUBLICATION'"),
 ])
 def test_bad_results_cells_are_located(cells: dict[str, str], col: int, message: str) -> None:
     assert located(results_text(**cells)) == (7, col, message)
