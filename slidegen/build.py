@@ -145,7 +145,7 @@ def build(
     for path in targets:
         try:
             deck = every.deck(path)
-            media = resolve_media(deck, renderer)
+            media = resolve_media(deck, renderer, project.root)
             report.diagnostics.extend(highlight.problems(deck))
             with _Stage(out) as stage:
                 written, warnings = _write_deck(deck, formats, stage.root, media, index, math_cache)

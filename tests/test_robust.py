@@ -345,3 +345,87 @@ def test_digits_of_17_on_a_tiny_cited_value_formats(at: Path) -> None:
     from slidegen.results import Result
 
     assert format_result(Result("ch01.x", 5e-324, source="cited: A", digits=17)).startswith("0.000")
+
+
+# ------------------------------------------------------------------ media
+
+PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+       b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "secret.png").write_bytes(PNG)
+    return folder
+
+
+def outside_refused(at: Path, deck: str, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["build"]) == 1
+    err = capsys.readouterr().err
+    assert "outside the project" in err
+    media = at / "proj" / "build" / "html" / "media"
+    assert not media.exists() or not list(media.iterdir())
+    return err
+
+
+@pytest.mark.parametrize("how", ["absolute", "dotdot", "frontmatter"])
+def test_pictures_outside_the_project_are_refused(
+        at: Path, outside: Path, how: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    src = {"absolute": str(outside / "secret.png"), "dotdot": "../../elsewhere/secret.png",
+           "frontmatter": "../../elsewhere/secret.png"}[how]
+    deck = (f"---\nlayout: image-right\nimage: {src}\n---\n\n# T\n" if how == "frontmatter"
+            else f"# T\n\n![x]({src})\n")
+    write_project(at / "proj", {"01-x.md": deck})
+    monkeypatch.chdir(at / "proj")
+    err = outside_refused(at, deck, capsys)
+    assert f"decks/01-x.md:{3 if how != 'frontmatter' else 5}:1: error: image '{src}' resolves to " in err
+
+
+@pytest.mark.parametrize("link", ["file", "folder"])
+def test_symlinks_out_of_the_project_are_refused(
+        at: Path, outside: Path, link: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    write_project(at / "proj", {"01-x.md": "# T\n\n![x](img/secret.png)\n"})
+    img = at / "proj" / "decks" / "img"
+    if link == "file":
+        img.mkdir()
+        (img / "secret.png").symlink_to(outside / "secret.png")
+    else:
+        img.symlink_to(outside)
+    monkeypatch.chdir(at / "proj")
+    outside_refused(at, "", capsys)
+
+
+def test_a_picture_inside_the_project_is_copied(at: Path) -> None:
+    write_project(at, {"01-x.md": "# T\n\n![x](../shared/dot.png)\n"})
+    (at / "shared").mkdir()
+    (at / "shared" / "dot.png").write_bytes(PNG)
+    assert main(["build"]) == 0
+    assert [p.read_bytes() for p in (at / "build" / "html" / "media").iterdir()] == [PNG]
+
+
+@pytest.mark.parametrize(("name", "data"), [
+    ("secret.png", b"password=hunter2\n"),
+    ("photo.jpg", PNG),
+    ("anim.gif", b"GIF00a"),
+    ("pic.webp", b"RIFF\x00\x00\x00\x00WAVE"),
+    ("draw.svg", b"<html>not a drawing</html>"),
+])
+def test_a_picture_whose_bytes_are_not_its_format_is_refused(
+        at: Path, name: str, data: bytes, capsys: pytest.CaptureFixture[str]) -> None:
+    write_project(at, {"01-x.md": f"# T\n\n![x]({name})\n"})
+    (at / "decks" / name).write_bytes(data)
+    (at / "decks" / (Path(name).stem + ".png")).write_bytes(PNG) if not name.endswith(".png") else None
+    assert main(["build"]) == 1
+    kind = Path(name).suffix.lstrip(".").upper()
+    assert (f"decks/01-x.md:3:1: error: image '{name}' ({name}) does not hold a {kind} picture; its bytes are not "
+            "what its extension says") in capsys.readouterr().err
+    assert not (at / "build" / "html" / "media").exists()
+
+
+def test_an_image_src_with_a_nul_or_a_huge_name_is_not_found(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_project(at, {"01-x.md": "# T\n\n![x](a%00b.png)\n\n![y](" + "n" * 5000 + ".png)\n"})
+    assert main(["build"]) == 1
+    assert "decks/01-x.md:3:1: error: image " in capsys.readouterr().err
