@@ -197,6 +197,28 @@ def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, i
     return written, warnings
 
 
+#: Staging folders are ``out/.staging-PID-XXXX``: a build killed before it cleaned up leaves one.
+STAGE_PREFIX = ".staging-"
+
+
+def _remove_stale_stages(out: Path) -> None:
+    """Remove the staging folders of builds that are no longer running (killed mid-deck)."""
+    for stage in out.glob(f"{STAGE_PREFIX}*"):
+        pid = stage.name[len(STAGE_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class _Stage:
     """A staging folder inside ``out`` (same file system: moving out of it is a rename), removed on exit."""
 
@@ -205,7 +227,8 @@ class _Stage:
 
     def __enter__(self) -> _Stage:
         self.out.mkdir(parents=True, exist_ok=True)
-        self.root = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.out))
+        _remove_stale_stages(self.out)
+        self.root = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-", dir=self.out))
         return self
 
     def __exit__(self, *exc: object) -> None:

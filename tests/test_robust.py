@@ -429,3 +429,11 @@ def test_an_image_src_with_a_nul_or_a_huge_name_is_not_found(at: Path, capsys: p
     write_project(at, {"01-x.md": "# T\n\n![x](a%00b.png)\n\n![y](" + "n" * 5000 + ".png)\n"})
     assert main(["build"]) == 1
     assert "decks/01-x.md:3:1: error: image " in capsys.readouterr().err
+
+
+def test_display_math_nested_past_mathtext_falls_back_to_its_source(at: Path) -> None:
+    from slidegen.pptx.texmath import render_png
+
+    deck = "# T\n\n$$\n" + "\\sqrt{" * 30 + "x" + "}" * 30 + "\n$$\n"
+    assert build(at, {"01-x.md": deck}) == 0  # found by the fuzz test: pyparsing's RecursionError
+    assert render_png("\\sqrt{" * 30 + "x" + "}" * 30, 20.0).startswith(b"\x89PNG")

@@ -175,7 +175,7 @@ def render_png(tex: str, size_pt: float, color: str = "#000000") -> bytes:
     def draw(text: str) -> np.ndarray | None:
         try:
             return np.asarray(parser.parse(text, dpi=DPI, prop=prop).image)
-        except ValueError:
+        except (ValueError, RecursionError):  # not mathtext, or nested past its parser's reach
             return None
 
     tex = re.sub(r"\\frac(?![a-z])", r"\\dfrac", tex)  # Office draws display math: full-size fractions
@@ -187,6 +187,9 @@ def render_png(tex: str, size_pt: float, color: str = "#000000") -> bytes:
             image = draw(f"${row}$")
             drawn.append(image if image is not None else draw(row.replace("$", r"\$")))
     rows = [r for r in drawn if r is not None and r.size]
+    if not rows:  # nothing drew: the source as text, else an empty picture
+        source = draw(tex.replace("$", r"\$"))
+        rows = [source if source is not None and source.size else np.zeros((1, 1), np.uint8)]
     pad, gap = 6, DPI // 10
     width = max(r.shape[1] for r in rows) + 2 * pad
     alpha = np.zeros((sum(r.shape[0] for r in rows) + gap * (len(rows) - 1) + 2 * pad, width), np.uint8)
