@@ -39,7 +39,7 @@ from .errors import SlidegenError
 from .layouts import LAYOUTS
 from .mdplugins import markdown
 from .mdplugins.refs import escape_ref_pipes, raw_refs
-from .xmlchars import xml_safe
+from .xmlchars import nesting, xml_safe, xml_safe_data
 
 __all__ = ["deck_to_json", "parse_deck", "parse_text"]
 
@@ -260,6 +260,10 @@ def _front(path: Path, lines: list[str], part: _Part) -> tuple[_Front, int]:
     return _Front({}, [], part.start), part.start
 
 
+#: How deep a slide's frontmatter may nest lists and mappings (each writer walks it).
+MAX_FRONTMATTER_NESTING = 20
+
+
 def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[str, Any]:
     """Parse frontmatter lines starting at 0-based file line ``first``; must be a mapping."""
     hint = f"; {BLANK_LINE_HINT}" if dashed else ""
@@ -279,7 +283,10 @@ def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[s
         kind = "a list" if isinstance(data, list) else "a string" if isinstance(data, str) else type(data).__name__
         raise SlidegenError(path, first + 1, 1,
                             f"frontmatter must be a YAML mapping of key: value lines, not {kind}{hint}")
-    return data or {}
+    if nesting(data) > MAX_FRONTMATTER_NESTING:
+        raise SlidegenError(path, first + 1, 1, f"frontmatter nests lists and mappings more than "
+                            f"{MAX_FRONTMATTER_NESTING} levels deep")
+    return xml_safe_data(data or {})  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------- slides

@@ -52,7 +52,7 @@ def _yaml(r: random.Random) -> str:
         ]) if r.random() < 0.85 else r.choice([
             "[a, b", "{a: 1}", "- x", "&a [*a, *a]", "!!python/object:os.system", "|\n  block\n  text",
             '"\\ud83d\\ude00"', '"\\x01\\uFFFE"', "~", "../../etc/passwd", "/etc/hostname", "fig:ch01.nope",
-            "secret.png", _text(r, 3),
+            "secret.png", _text(r, 3), "[" * r.choice([19, 25, 990]) + "]" * 990,
         ])
         lines.append(f"{key}: {value}" if r.random() < 0.98 else f"{key}:{value}")
     if r.random() < 0.05:

@@ -96,6 +96,7 @@ def test_fuzzed_decks_give_success_or_located_errors(tmp_path: Path, monkeypatch
                 problem = "output over 50 MB"
             if problem:
                 failures.append(f"seed {seed}: {' '.join(args)}: {problem}: {err.strip()[-800:]}")
+                print(f"\nFAILED {failures[-1]}", flush=True)
             worst = max(worst, 0 if code == 0 else 1)
             for line in err.splitlines():
                 found = LOCATED.match(line)

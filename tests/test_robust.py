@@ -437,3 +437,38 @@ def test_display_math_nested_past_mathtext_falls_back_to_its_source(at: Path) ->
     deck = "# T\n\n$$\n" + "\\sqrt{" * 30 + "x" + "}" * 30 + "\n$$\n"
     assert build(at, {"01-x.md": deck}) == 0  # found by the fuzz test: pyparsing's RecursionError
     assert render_png("\\sqrt{" * 30 + "x" + "}" * 30, 20.0).startswith(b"\x89PNG")
+
+
+# ------------------------------------------------------------------ the index page
+
+
+def test_a_deck_that_is_not_utf8_does_not_stop_another_deck_or_the_index(
+        at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert build(at, {"01-a.md": GOOD, "02-latin1.md": "# Caf\xe9\n".encode("latin-1")}) == 1
+    assert "decks/02-latin1.md:1:1: error: the deck is not UTF-8 text; save it as UTF-8" in capsys.readouterr().err
+    assert (at / "build" / "html" / "01-a.html").is_file()
+    assert "01-a.html" in (at / "build" / "html" / "index.html").read_text(encoding="utf-8")
+    assert main(["build", "decks/01-a.md"]) == 0  # building only the good deck is not broken either
+
+
+def test_a_yaml_escaped_surrogate_pair_in_a_summary_is_located(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deck = '---\ntitle: T\nsummary: "\\ud83d\\ude00 x"\n---\n\n# T\n'
+    assert build(at, {"01-a.md": GOOD, "02-s.md": deck}) == 1
+    err = capsys.readouterr().err
+    assert "decks/02-s.md:3:" in err and "Traceback" not in err
+    assert "01-a.html" in (at / "build" / "html" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_summary_with_odd_characters_reaches_the_index(at: Path) -> None:
+    deck = '---\ntitle: T\nsummary: "😀 \\x01 \\uFFFE é"\n---\n\n# T\n'
+    assert build(at, {"01-s.md": deck}) == 0
+    index = (at / "build" / "html" / "index.html").read_text(encoding="utf-8")
+    assert "😀 \ufffd \ufffd é" in index and "\x01" not in index  # as every writer replaces them
+
+
+def test_frontmatter_nested_990_levels_is_a_located_error(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_project(at, {"01-x.md": "---\nx: " + "[" * 990 + "]" * 990 + "\n---\n\n# T\n"})
+    assert main(["inspect", "decks/01-x.md"]) == 1  # was RecursionError in json
+    assert ("decks/01-x.md:2:1: error: frontmatter nests lists and mappings more than 20 levels deep"
+            in capsys.readouterr().err)
+    write_project(at / "ok", {"01-x.md": "---\nx: " + "[" * 20 + "]" * 20 + "\n---\n\n# T\n"})
