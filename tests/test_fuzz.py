@@ -104,6 +104,8 @@ def test_fuzzed_decks_give_success_or_located_errors(tmp_path: Path, monkeypatch
                     messages[re.sub(r"'[^']*'", "'…'", found.group(2))[:90]] += 1
         outcomes[("mild " if mild else "wild ") + ("clean" if worst == 0 else "located errors")] += 1
         shutil.rmtree(root, ignore_errors=True)
+        if (seed - SEED + 1) % 500 == 0:
+            print(f"\nfuzz: {seed - SEED + 1} cases: {dict(outcomes)}, {len(failures)} failure(s)", flush=True)
     elapsed = time.monotonic() - started
     print(f"\nfuzz: {CASES} cases from seed {SEED} in {elapsed:.0f} s: {dict(outcomes)}, {len(failures)} failure(s)")
     print("  slowest:", ", ".join(f"seed {seed} {what} {t:.1f} s" for t, seed, what in sorted(slowest)[-5:]))
