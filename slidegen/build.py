@@ -244,7 +244,10 @@ class _Stage:
             flavor, *rest = path.relative_to(self.root).parts
             target = places[flavor].joinpath(*rest)
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(path, target)
+            try:
+                os.replace(path, target)
+            except OSError:  # another file system (PDF's temporary HTML folder): copied, then renamed there
+                shutil.move(path, target)
             landed[path] = target
         return landed
 

@@ -39,7 +39,7 @@ from .errors import SlidegenError
 from .layouts import LAYOUTS
 from .mdplugins import markdown
 from .mdplugins.refs import escape_ref_pipes, raw_refs
-from .xmlchars import nesting, xml_safe, xml_safe_data
+from .xmlchars import shape, xml_safe, xml_safe_data
 
 __all__ = ["deck_to_json", "parse_deck", "parse_text"]
 
@@ -262,6 +262,8 @@ def _front(path: Path, lines: list[str], part: _Part) -> tuple[_Front, int]:
 
 #: How deep a slide's frontmatter may nest lists and mappings (each writer walks it).
 MAX_FRONTMATTER_NESTING = 20
+#: How many values a slide's frontmatter may hold, YAML aliases expanded (each writer copies it).
+MAX_FRONTMATTER_VALUES = 10_000
 
 
 def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[str, Any]:
@@ -283,9 +285,15 @@ def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[s
         kind = "a list" if isinstance(data, list) else "a string" if isinstance(data, str) else type(data).__name__
         raise SlidegenError(path, first + 1, 1,
                             f"frontmatter must be a YAML mapping of key: value lines, not {kind}{hint}")
-    if nesting(data) > MAX_FRONTMATTER_NESTING:
+    measured = shape(data)
+    if measured is None:
+        raise SlidegenError(path, first + 1, 1, "frontmatter holds itself (a YAML alias inside its own anchor)")
+    if measured[0] > MAX_FRONTMATTER_NESTING:
         raise SlidegenError(path, first + 1, 1, f"frontmatter nests lists and mappings more than "
                             f"{MAX_FRONTMATTER_NESTING} levels deep")
+    if measured[1] > MAX_FRONTMATTER_VALUES:
+        raise SlidegenError(path, first + 1, 1, f"frontmatter holds more than {MAX_FRONTMATTER_VALUES:,} values "
+                            "once its YAML aliases are expanded")
     return xml_safe_data(data or {})  # type: ignore[return-value]
 
 

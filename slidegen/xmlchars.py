@@ -20,20 +20,34 @@ def xml_safe(text: str) -> str:
     return INVALID.sub(REPLACEMENT, text) if INVALID.search(text) else text
 
 
-def nesting(value: object) -> int:
-    """How deep lists and mappings nest in ``value`` (a scalar is 0), counted without recursion."""
-    deepest = 0
-    todo: list[tuple[object, int]] = [(value, 0)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, dict):
-            todo.extend((v, depth + 1) for v in (*item.keys(), *item.values()))
-        elif isinstance(item, list | tuple | set):
-            todo.extend((v, depth + 1) for v in item)
-        else:
+def shape(value: object) -> tuple[int, int] | None:
+    """How deep lists and mappings nest in ``value`` and how many values it holds once YAML aliases
+    are expanded (a scalar: ``(0, 1)``); None when it holds itself. Counted without recursion, each
+    shared list or mapping once."""
+    memo: dict[int, tuple[int, int]] = {}
+    open_: set[int] = set()
+    stack: list[tuple[object, bool]] = [(value, False)]
+    while stack:
+        item, done = stack.pop()
+        if not isinstance(item, dict | list):
             continue
-        deepest = max(deepest, depth + 1)
-    return deepest
+        kids = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+        if done:
+            sizes = [memo.get(id(k), (0, 1)) if isinstance(k, dict | list) else (0, 1) for k in kids]
+            memo[id(item)] = (1 + max((d for d, _ in sizes), default=0), 1 + sum(n for _, n in sizes))
+            open_.discard(id(item))
+            continue
+        if id(item) in memo:
+            continue
+        open_.add(id(item))
+        stack.append((item, True))
+        for kid in kids:
+            if isinstance(kid, dict | list):
+                if id(kid) in open_:
+                    return None
+                if id(kid) not in memo:
+                    stack.append((kid, False))
+    return memo.get(id(value), (0, 1))
 
 
 def xml_safe_data(value: object) -> object:

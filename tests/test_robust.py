@@ -472,3 +472,24 @@ def test_frontmatter_nested_990_levels_is_a_located_error(at: Path, capsys: pyte
     assert ("decks/01-x.md:2:1: error: frontmatter nests lists and mappings more than 20 levels deep"
             in capsys.readouterr().err)
     write_project(at / "ok", {"01-x.md": "---\nx: " + "[" * 20 + "]" * 20 + "\n---\n\n# T\n"})
+
+
+LAUGHS = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10))
+
+
+@pytest.mark.parametrize(("yaml", "message"), [
+    ("x: &a [*a, 1]\n", "frontmatter holds itself (a YAML alias inside its own anchor)"),
+    ("l0: &l0 [lol]\n" + LAUGHS, "frontmatter holds more than 10,000 values once its YAML aliases are expanded"),
+])
+def test_yaml_aliases_that_loop_or_explode_are_located(at: Path, yaml: str, message: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    write_project(at, {"01-x.md": f"---\n{yaml}---\n\n# T\n"})
+    start = time.monotonic()
+    assert main(["inspect", "decks/01-x.md"]) == 1
+    assert main(["build"]) == 1
+    assert time.monotonic() - start < 10
+    assert f"decks/01-x.md:2:1: error: {message}" in capsys.readouterr().err
+
+
+def test_shared_yaml_aliases_within_bounds_build(at: Path) -> None:
+    assert build(at, {"01-x.md": "---\na: &a [1, 2]\nb: *a\n---\n\n# T\n"}) == 0
