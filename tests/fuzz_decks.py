@@ -136,7 +136,7 @@ def deck(r: random.Random) -> str:
     parts = []
     if r.random() < 0.8:
         parts.append("---\n" + _yaml(r) + "\n---\n")
-    for _ in range(r.choice([1, 1, 2, 3, 5, 8] if r.random() < 0.98 else [600])):
+    for _ in range(r.choice([1, 1, 2, 3, 5, 8] if r.random() < 0.98 else [300])):
         blocks = [_block(r) if r.random() < 0.6 else _text(r, 12) for _ in range(r.randint(0, 5))]
         parts.append("\n\n".join(blocks))
         sep = r.choice(["\n---\n", "\n----\n", "\n---\n" + _yaml(r) + "\n---\n", "\n---\n```yaml\n" + _yaml(r)
