@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup decks test bench clean
+.PHONY: setup decks test fuzz bench clean
 
 setup: $(STAMP) node_modules/.package-lock.json
 
@@ -29,6 +29,10 @@ test: setup
 	$(BIN)/mypy
 	$(BIN)/slidegen check --strict
 	$(BIN)/python -m pytest -q
+
+# 10,000 seeded odd and malformed decks (tests/fuzz_decks.py); FUZZ_SEED picks another run.
+fuzz: setup
+	FUZZ_CASES=10000 $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/test_fuzz.py
 
 bench: setup
 	$(BIN)/python benchmarks/build_speed.py

@@ -62,6 +62,8 @@ from slidegen.results import Result, Results, format_number
 #: Filters a reference may apply, as shown in error messages.
 FILTERS: tuple[str, ...] = ("pm", "pct", "sci", "int", 'fmt(".3g")')
 
+#: The widest field and the most decimals ``fmt`` may ask for (``fmt(".999999999f")`` would write a gigabyte).
+MAX_FORMAT_WIDTH = 100
 _FILTER_RE = re.compile(r"([A-Za-z_]\w*)\s*(?:\((.*)\))?", re.DOTALL)
 MALFORMED_REF = "malformed result reference '{}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}"
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -142,6 +144,8 @@ def format_result(result: Result, filters: tuple[str, ...] = (), math_mode: bool
     spec = _quoted(args)
     if spec is None:
         raise FilterError("malformed arguments to fmt: expected one quoted format spec, as in fmt(\".3g\")")
+    if any(len(n.lstrip("0")) > 3 or int(n) > MAX_FORMAT_WIDTH for n in re.findall(r"\d+", spec)):
+        raise FilterError(f"format spec '{spec}' in fmt asks for a width or precision over {MAX_FORMAT_WIDTH}")
     try:
         text = format(value, spec)
     except ValueError as e:

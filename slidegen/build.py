@@ -7,20 +7,24 @@ deck's source or calls the parser.
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import highlight
+from .assets import MEDIA_DIR
 from .bind import bind_deck
 from .cite import cite_deck
 from .deck import Deck, DeckIndex
-from .errors import Diagnostic, SlidegenError
+from .errors import Diagnostic, SlidegenError, internal_error
 from .figures import FigureRenderer
 from .frontmatter import visible
 from .index import index_of, read_decks
 from .library import load_library
-from .media import resolve_media
+from .media import Media, resolve_media
 from .project import Project
 from .results import Results
 
@@ -35,17 +39,20 @@ class BuildReport:
 
     written: list[Path] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    internal: list[str] = field(default_factory=list)
+    """Bugs met (one "internal error, please report" message each); the build goes on without that deck."""
 
     @property
     def failed(self) -> bool:
-        return any(d.severity == "error" for d in self.diagnostics)
+        return bool(self.internal) or any(d.severity == "error" for d in self.diagnostics)
 
 
 def load_results(project: Project) -> Results:
     """The project's results.md, or no results when it does not exist yet."""
-    if project.results_path.is_file():
+    try:
         return Results.read(project.results_path)
-    return Results()
+    except FileNotFoundError:
+        return Results()
 
 
 def first_error(diagnostics: Sequence[Diagnostic]) -> SlidegenError | None:
@@ -113,12 +120,16 @@ def build(
     out: Path | None = None,
     notes: bool = False,
     html_dir: Path | None = None,
+    figures_dir: Path | None = None,
 ) -> BuildReport:
     """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
 
-    A deck with an error is reported and skipped; the others are still built. PDF is printed
+    A deck with an error is reported and skipped; the others are still built. Each deck's
+    outputs are written to a staging folder first and moved into place only when every
+    writer succeeded: a deck's outputs of one build all land or none do. PDF is printed
     from the HTML (``out/html``, or a temporary ``html_dir`` when HTML is not asked for), with
-    the speaker notes under each slide when ``notes`` is true.
+    the speaker notes under each slide when ``notes`` is true. ``figures_dir`` is where
+    figures are drawn and cached (default: ``build/figures``).
     """
     out = out or project.build_dir
     if "pdf" in formats:
@@ -127,39 +138,35 @@ def build(
         pdf.check_available()  # before any work: no Chromium is a set-up problem (exit 2)
         if "html" not in formats and html_dir is None:
             with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
-                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp))
+                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp), figures_dir=figures_dir)
     html_dir = html_dir or out / "html"
     printable: list[tuple[Deck, Path]] = []
     targets = list(paths) if paths else project.deck_paths()
     report = BuildReport()
     every = bind_project(project, targets)
     index = every.index
-    renderer = FigureRenderer(project)
+    renderer = FigureRenderer(project, out_dir=figures_dir)
     math_cache = project.build_dir / "cache" / "math"  # equations drawn once, reused by every build
+    places = {"html": html_dir, **{flavor: out / flavor for flavor in ("pptx", "md", "marp")}}
     for path in targets:
         try:
             deck = every.deck(path)
-            media = resolve_media(deck, renderer)
-            if "html" in formats or "pdf" in formats:
-                from . import html
-
-                page = html.write_deck(deck, html_dir, media.html)
-                if "html" in formats:
-                    report.written.append(page)
-                printable.append((deck, page))
-            for flavor in ("md", "marp"):
-                if flavor in formats:
-                    from . import markdown_out
-
-                    report.written.append(markdown_out.write_deck(deck, out / flavor, media.html, flavor, index))
-            if "pptx" in formats:
-                from . import pptx
-
-                target = out / "pptx" / f"{deck.slug}.pptx"
-                report.diagnostics.extend(pptx.write_deck(deck, target, media.pptx, cache_dir=math_cache))
-                report.written.append(target)
+            media = resolve_media(deck, renderer, project.root)
+            report.diagnostics.extend(highlight.problems(deck))
+            with _Stage(out) as stage:
+                written, warnings = _write_deck(deck, formats, stage.root, media, index, math_cache)
+                landed = stage.land(places)
+            report.diagnostics.extend(warnings)
+            for flavor, staged in written:
+                final = landed[staged]
+                if flavor != "html" or "html" in formats:
+                    report.written.append(final)
+                if flavor == "html":
+                    printable.append((deck, final))
         except SlidegenError as failure:
             report.diagnostics.append(failure.diagnostic)
+        except Exception as crash:  # noqa: BLE001 (a bug met on one deck must not stop the others)
+            report.internal.append(internal_error(crash))
     if "html" in formats or "pdf" in formats:
         from . import html
 
@@ -167,10 +174,88 @@ def build(
     if "html" in formats:
         report.written.append(html.write_index(index.decks, html_dir))
     if "pdf" in formats and printable:
-        written, problems = pdf.print_decks(printable, out / "pdf", notes=notes)
-        report.written.extend(written)
+        written_pdf, problems = pdf.print_decks(printable, out / "pdf", notes=notes)
+        report.written.extend(written_pdf)
         report.diagnostics.extend(problems)
     return report
+
+
+def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, index: DeckIndex,
+                math_cache: Path) -> tuple[list[tuple[str, Path]], list[Diagnostic]]:
+    """Write ``deck`` in each format under ``stage/FORMAT/``: the files written (by format) and the warnings."""
+    written: list[tuple[str, Path]] = []
+    warnings: list[Diagnostic] = []
+    if "html" in formats or "pdf" in formats:
+        from . import html
+
+        written.append(("html", html.write_deck(deck, stage / "html", media.html)))
+    for flavor in ("md", "marp"):
+        if flavor in formats:
+            from . import markdown_out
+
+            written.append((flavor, markdown_out.write_deck(deck, stage / flavor, media.html, flavor, index)))
+    if "pptx" in formats:
+        from . import pptx
+
+        target = stage / "pptx" / f"{deck.slug}.pptx"
+        warnings.extend(pptx.write_deck(deck, target, media.pptx, cache_dir=math_cache))
+        written.append(("pptx", target))
+    return written, warnings
+
+
+#: Staging folders are ``out/.staging-PID-XXXX``: a build killed before it cleaned up leaves one.
+STAGE_PREFIX = ".staging-"
+
+
+def _remove_stale_stages(out: Path) -> None:
+    """Remove the staging folders of builds that are no longer running (killed mid-deck)."""
+    for stage in out.glob(f"{STAGE_PREFIX}*"):
+        pid = stage.name[len(STAGE_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Stage:
+    """A staging folder inside ``out`` (same file system: moving out of it is a rename), removed on exit."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+
+    def __enter__(self) -> _Stage:
+        self.out.mkdir(parents=True, exist_ok=True)
+        _remove_stale_stages(self.out)
+        self.root = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-", dir=self.out))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def land(self, places: dict[str, Path]) -> dict[Path, Path]:
+        """Move every staged file to its place (``stage/FORMAT/REST`` -> ``places[FORMAT]/REST``), pictures
+        first; map each staged path to where it landed."""
+        staged = sorted((p for p in self.root.rglob("*") if p.is_file()),
+                        key=lambda p: (p.parent.name != MEDIA_DIR, str(p)))
+        landed = {}
+        for path in staged:
+            flavor, *rest = path.relative_to(self.root).parts
+            target = places[flavor].joinpath(*rest)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.replace(path, target)
+            except OSError:  # another file system (PDF's temporary HTML folder): copied, then renamed there
+                shutil.move(path, target)
+            landed[path] = target
+        return landed
 
 
 def project_index(project: Project) -> DeckIndex:

@@ -128,7 +128,7 @@ def _relative(root: Path, d: Diagnostic) -> Diagnostic:
     path = Path(d.path)
     try:
         rel = (path if path.is_absolute() else Path.cwd() / path).resolve().relative_to(root.resolve())
-    except ValueError:
+    except (ValueError, RuntimeError):  # elsewhere, or a symlink loop
         return d
     return Diagnostic(rel.as_posix(), d.line, d.col, d.message, d.severity)
 

@@ -1,7 +1,7 @@
 """The command line: ``slidegen build | run | check | serve | inspect | results diff``.
 
 Exit codes: 0 fine, 1 problems in the content (each printed as ``file:line:col: error: ...``),
-2 usage errors.
+2 usage errors, 70 a bug in slidegen ("internal error, please report", with where it happened).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .cmd_run import add_run_parser, cmd_run
-from .errors import SlidegenError, UsageError, display_path
+from .errors import EXIT_INTERNAL, SlidegenError, UsageError, display_path, internal_error
 from .project import find_project
 
 
@@ -91,13 +91,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     report = build(project, args.decks or None, args.to or DEFAULT_FORMATS, args.out, notes=args.notes)
     for diagnostic in report.diagnostics:
         print(diagnostic, file=sys.stderr)
+    for message in report.internal:
+        print(message, file=sys.stderr)
     outputs = [p for p in report.written if p.suffix in (".html", ".pptx", ".pdf", ".md") and p.name != "index.html"]
     print(
         f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
         + (f" into {display_path(args.out or project.build_dir)}/" if outputs else ""),
         file=sys.stderr,
     )
-    return 1 if report.failed else 0
+    return EXIT_INTERNAL if report.internal else 1 if report.failed else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -169,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `slidegen inspect ... | head`: the reader left, which is fine
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as error:  # noqa: BLE001 (a bug: said as one, apart from problems in the content)
+        print(internal_error(error), file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -29,6 +29,10 @@ MALFORMED_REF = ("malformed result reference '{}': "
 _SPANS = {"em_open": d.Emph, "strong_open": d.Strong, "s_open": d.Strike, "link_open": d.Link}
 
 
+#: How deep emphasis, links and strikethrough may nest in one paragraph (every walk of the tree recurses).
+MAX_INLINE_NESTING = 50
+
+
 class Converter:
     """Converts the tokens of text that starts at 0-based line ``line0`` of ``lines`` (the file)."""
 
@@ -220,6 +224,10 @@ class Converter:
             offset = _text_offset(parent.content, token, cursor)
             cursor = _after(token, offset)
             if token.type in _SPANS:
+                if len(stack) > MAX_INLINE_NESTING:
+                    line, col = self.position(parent, offset, cell)
+                    raise self.error(line, col, f"emphasis, links and strikethrough nest more than "
+                                     f"{MAX_INLINE_NESTING} levels deep here; flatten them")
                 stack.append((token, []))
             elif token.nesting == -1 and len(stack) > 1:
                 while len(stack) > 2 and _is_html(stack[-1][0]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,5 +38,30 @@ def display_path(path: str | Path) -> str:
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(p)
+    except (ValueError, OSError, RuntimeError):  # elsewhere, a symlink loop, a removed working directory
+        p = Path(path).absolute() if not p.is_absolute() else p
+        try:
+            return str(p.relative_to(Path.cwd()))
+        except (ValueError, OSError):
+            return str(path)
+
+
+#: The exit code of a bug in slidegen itself (BSD's EX_SOFTWARE), apart from 1 for problems in the content.
+EXIT_INTERNAL = 70
+
+
+def internal_error(error: BaseException) -> str:
+    """One line for a bug met in slidegen: what was raised, where, and the innermost slidegen frame
+    that led there when that is elsewhere (in a library)."""
+    import traceback
+
+    def place(frame: traceback.FrameSummary) -> str:
+        return f"{display_path(frame.filename)}:{frame.lineno} in {frame.name}"
+
+    frames = traceback.extract_tb(error.__traceback__)
+    package = str(Path(__file__).resolve().parent) + os.sep
+    ours = [f for f in frames if f.filename.startswith(package)]
+    where = f" at {place(frames[-1])}" if frames else ""
+    if ours and ours[-1] is not frames[-1]:
+        where += f" (from {place(ours[-1])})"
+    return f"slidegen: internal error, please report: {type(error).__name__}: {error}{where}"

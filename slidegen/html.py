@@ -31,10 +31,8 @@ from typing import assert_never
 from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup, escape
-from pygments import highlight
+from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import TextLexer, get_lexer_by_name
-from pygments.util import ClassNotFound
 
 from . import rawhtml, theme
 from .assets import ASSETS_DIR, copy_media, templates
@@ -79,6 +77,7 @@ from .deck import (
     slide_blocks,
     walk_blocks,
 )
+from .highlight import tokens
 from .layouts import Layout, layout
 
 #: Code blocks longer than this use a smaller type size so they still fit.
@@ -109,11 +108,7 @@ def rewrite_url(url: str) -> str | None:
 
 def highlight_lines(code: str, lang: str) -> list[Markup]:
     """``code`` coloured by Pygments, one balanced HTML fragment per source line."""
-    try:
-        lexer = get_lexer_by_name(lang, stripnl=False, ensurenl=True) if lang else TextLexer()
-    except ClassNotFound:
-        lexer = TextLexer()
-    html = highlight(code, lexer, HtmlFormatter(nowrap=True))
+    html = pygments_format(tokens(code, lang), HtmlFormatter(nowrap=True))
     lines = html.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from slidegen.bind import is_literal
 from slidegen.deck import Deck, DeckEntry, DeckIndex, SlideEntry, slide_refs
-from slidegen.errors import Diagnostic, SlidegenError
+from slidegen.errors import Diagnostic, SlidegenError, display_path
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,10 @@ class Decks:
         return index_of(self.parsed.values())
 
 
+#: The name of the page listing every deck, which no deck may take.
+INDEX_PAGE = "index"
+
+
 def read_decks(paths: Sequence[Path]) -> Decks:
     """Parse each deck of ``paths`` once."""
     from slidegen.parse import parse_deck  # the parser is heavy; import it when needed
@@ -44,6 +48,10 @@ def read_decks(paths: Sequence[Path]) -> Decks:
     parsed: dict[Path, Deck] = {}
     failed: dict[Path, Diagnostic] = {}
     for path in paths:
+        if Path(path).stem == INDEX_PAGE:
+            failed[path] = Diagnostic(display_path(path), 1, 1, f"a deck cannot be named {INDEX_PAGE}.md: its page "
+                                      f"would overwrite the index page {INDEX_PAGE}.html; rename the deck")
+            continue
         try:
             parsed[path] = parse_deck(path)
         except SlidegenError as error:

@@ -47,9 +47,14 @@ def image_refs(deck: Deck) -> Iterator[tuple[str, int]]:
                         yield node.src, getattr(block, "line", slide.line)
 
 
-def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None) -> Media:
-    """Map every image of ``deck`` to files; raise :class:`SlidegenError` for the first missing one."""
+def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root: Path | None = None) -> Media:
+    """Map every image of ``deck`` to files; raise :class:`SlidegenError` for the first missing one.
+
+    A picture must resolve (links followed) inside ``root``, the project, or inside the deck's
+    own folder for a deck outside ``root``; its first bytes must be the format its extension says.
+    """
     media = Media()
+    allowed = _allowed_root(deck.path, root)
     for src, line in image_refs(deck):
         if src in media.html:
             continue
@@ -65,16 +70,25 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None) -> Me
             raise SlidegenError(
                 deck.path, line, 1, f"image '{src}' is remote: decks work offline, so save it beside the deck"
             )
-        path = (deck.path.parent / src).resolve()
-        if not path.is_file():
+        try:
+            path = (deck.path.parent / src).resolve()
+            found = path.is_file()
+        except (OSError, ValueError, RuntimeError):  # a NUL, a name too long, a symlink loop
+            path, found = deck.path.parent / src, False
+        if not found:
             raise SlidegenError(
                 deck.path, line, 1, f"image '{src}' not found (looked for {path}); check the path, relative to the deck"
             )
+        if not path.is_relative_to(allowed):
+            raise SlidegenError(deck.path, line, 1, f"image '{src}' resolves to {path}, outside the project "
+                                f"({allowed}); decks may only show pictures inside it")
         if path.suffix.lower() not in WEB:
             raise SlidegenError(deck.path, line, 1, f"image '{src}' is not PNG, JPEG, GIF, SVG or WebP")
+        _check_format(deck, line, src, path)
         media.html[src] = path
         raster = path if path.suffix.lower() in RASTER else path.with_suffix(".png")
         if raster.is_file():
+            _check_format(deck, line, src, raster)
             media.pptx[src] = raster
         else:
             raise SlidegenError(
@@ -82,3 +96,39 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None) -> Me
                 f"image '{src}' has no raster twin for PowerPoint: add {raster.name} beside it",
             )
     return media
+
+
+def _allowed_root(deck_path: Path, root: Path | None) -> Path:
+    """The folder a deck's pictures must lie in: the project, or the deck's folder when the deck is outside it."""
+    folder = deck_path.parent.resolve()
+    if root is not None and folder.is_relative_to(root.resolve()):
+        return root.resolve()
+    return folder
+
+
+#: How each picture format begins (SVG: its root element within the first few KB).
+SIGNATURES = {
+    ".png": (b"\x89PNG\r\n\x1a\n",),
+    ".jpg": (b"\xff\xd8\xff",),
+    ".jpeg": (b"\xff\xd8\xff",),
+    ".gif": (b"GIF87a", b"GIF89a"),
+}
+
+
+def _check_format(deck: Deck, line: int, src: str, path: Path) -> None:
+    """Raise unless ``path``'s first bytes are the picture format its extension names."""
+    ext = path.suffix.lower()
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as error:
+        raise SlidegenError(deck.path, line, 1, f"image '{src}' cannot be read: {error.strerror}") from None
+    if ext in SIGNATURES:
+        ok = head.startswith(SIGNATURES[ext])
+    elif ext == ".webp":
+        ok = head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+    else:
+        ok = b"<svg" in head.lower()
+    if not ok:
+        raise SlidegenError(deck.path, line, 1, f"image '{src}' ({path.name}) does not hold a "
+                            f"{ext.lstrip('.').upper()} picture; its bytes are not what its extension says")

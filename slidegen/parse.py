@@ -41,6 +41,7 @@ from .errors import SlidegenError
 from .layouts import LAYOUTS
 from .mdplugins import markdown
 from .mdplugins.refs import escape_ref_pipes, raw_refs
+from .xmlchars import shape, xml_safe, xml_safe_data
 
 __all__ = ["deck_to_json", "parse_deck", "parse_text"]
 
@@ -123,7 +124,7 @@ def parse_deck(path: Path) -> d.Deck:
 
 def parse_text(text: str, path: Path) -> d.Deck:
     """Parse deck source ``text``; ``path`` names it in errors and becomes ``Deck.path``."""
-    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = xml_safe(text.removeprefix("\ufeff")).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     slides: list[d.Slide] = []
     for index, part in enumerate(_split(path, lines), start=1):
         slides.append(_slide(path, lines, part, index, slides))
@@ -261,6 +262,12 @@ def _front(path: Path, lines: list[str], part: _Part) -> tuple[_Front, int]:
     return _Front({}, [], part.start), part.start
 
 
+#: How deep a slide's frontmatter may nest lists and mappings (each writer walks it).
+MAX_FRONTMATTER_NESTING = 20
+#: How many values a slide's frontmatter may hold, YAML aliases expanded (each writer copies it).
+MAX_FRONTMATTER_VALUES = 10_000
+
+
 def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[str, Any]:
     """Parse frontmatter lines starting at 0-based file line ``first``; must be a mapping."""
     hint = f"; {BLANK_LINE_HINT}" if dashed else ""
@@ -280,7 +287,16 @@ def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[s
         kind = "a list" if isinstance(data, list) else "a string" if isinstance(data, str) else type(data).__name__
         raise SlidegenError(path, first + 1, 1,
                             f"frontmatter must be a YAML mapping of key: value lines, not {kind}{hint}")
-    return data or {}
+    measured = shape(data)
+    if measured is None:
+        raise SlidegenError(path, first + 1, 1, "frontmatter holds itself (a YAML alias inside its own anchor)")
+    if measured[0] > MAX_FRONTMATTER_NESTING:
+        raise SlidegenError(path, first + 1, 1, f"frontmatter nests lists and mappings more than "
+                            f"{MAX_FRONTMATTER_NESTING} levels deep")
+    if measured[1] > MAX_FRONTMATTER_VALUES:
+        raise SlidegenError(path, first + 1, 1, f"frontmatter holds more than {MAX_FRONTMATTER_VALUES:,} values "
+                            "once its YAML aliases are expanded")
+    return xml_safe_data(data or {})  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------- slides

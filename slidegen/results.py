@@ -58,6 +58,12 @@ _CHAPTER_RE = re.compile(r"[A-Za-z][\w-]*")
 _RUN_RE = re.compile(r"run ([A-Za-z][\w.-]*) ([0-9a-f]{6,64})")
 _HEADING_RE = re.compile(r"## +(\S+)(?: +— +(.*\S))? *")
 _SEPARATOR_RE = re.compile(r":?-+:?")
+#: A number as results.md writes it (``2.30341``, ``-3``, ``1e-08``): no ``1_000``, ``0x10`` or ``inf``.
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: The most significant digits a row may ask for: a float holds no more than 17.
+MAX_DIGITS = 17
+#: The largest number of seeds a row may record.
+MAX_N = 10**9
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,15 @@ class Results(Mapping[str, Result]):
 
     @classmethod
     def read(cls, path: str | Path) -> Results:
-        """Read results.md; a missing file raises ``FileNotFoundError``."""
-        raw = Path(path).read_bytes()
+        """Read results.md; a missing file raises ``FileNotFoundError``, any other unreadable one a SlidegenError."""
+        try:
+            raw = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            folder = isinstance(e, IsADirectoryError)
+            what = "is a folder, not a file" if folder else f"cannot be read: {e.strerror or e}"
+            raise SlidegenError(path, 1, 1, f"the results file {what}") from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -152,8 +165,11 @@ class Results(Mapping[str, Result]):
 
     @classmethod
     def parse(cls, text: str, path: str | Path = "results/results.md") -> Results:
-        """Parse the text of a results.md; ``path`` only names it in errors."""
-        lines = text.replace("\r\n", "\n").split("\n")
+        """Parse the text of a results.md; ``path`` only names it in errors.
+
+        Accepted and rewritten canonically: a leading byte-order mark, CRLF or CR line endings.
+        """
+        lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         out = cls(preamble="")
@@ -162,7 +178,7 @@ class Results(Mapping[str, Result]):
         chapter: str | None = None
         state = "text"  # text | header | separator | rows
         for number, line in enumerate(lines, start=1):
-            if line.startswith("## "):
+            if line.startswith("##") and not line.startswith("###"):
                 heading = _HEADING_RE.fullmatch(line)
                 if not heading or not _CHAPTER_RE.fullmatch(heading.group(1)):
                     raise SlidegenError(path, number, 1,
@@ -173,6 +189,9 @@ class Results(Mapping[str, Result]):
                 out.titles[chapter] = heading.group(2) or ""
                 state = "header"
             elif chapter is None:
+                if line.lstrip().startswith("|"):
+                    raise SlidegenError(path, number, line.index("|") + 1,
+                                        "a table row before the first section: rows go under '## CHAPTER'")
                 preamble.append(line)
             elif not line.strip():
                 if state == "separator":
@@ -300,8 +319,10 @@ def _validate(result: Result) -> None:
         x = getattr(result, name)
         if x is not None and not math.isfinite(x):
             raise ValueError(f"{result.key}: {name} must be finite, got {x!r}")
-    if result.digits < 1:
-        raise ValueError(f"{result.key}: digits must be at least 1")
+    if not 1 <= result.digits <= MAX_DIGITS:
+        raise ValueError(f"{result.key}: digits must be from 1 to {MAX_DIGITS}")
+    if result.sd is not None and result.sd < 0:
+        raise ValueError(f"{result.key}: sd must not be negative, got {result.sd!r}")
     if not (result.cited or result.experiment):
         raise ValueError(f"{result.key}: source must be 'run EXPERIMENT FINGERPRINT' or 'cited: ...'")
 
@@ -368,26 +389,35 @@ def _row(line: str, path: str | Path, number: int, chapter: str) -> Result:
             x = float(text)
         except ValueError:
             raise fail(col, f"{name} '{text}' of '{key}' is not a number") from None
+        if math.isfinite(x) and not _NUMBER_RE.fullmatch(text):  # float() also takes 1_000 and " 1"
+            raise fail(col, f"{name} '{text}' of '{key}' is not a number as results.md writes one (2.5, -3, 1e-08)")
         if not math.isfinite(x):
             raise fail(col, f"{name} '{text}' of '{key}' is not a finite number")
         return x
 
-    def count(text: str, col: int, name: str, least: int) -> int:
-        if not re.fullmatch(r"\d+", text) or int(text) < least:
+    def count(text: str, col: int, name: str, least: int, most: int) -> int:
+        if not re.fullmatch(r"\d+", text) or (len(text) < 20 and int(text) < least):
             raise fail(col, f"{name} '{text}' of '{key}' must be a whole number >= {least}")
+        if len(text) >= 20 or int(text) > most:
+            raise fail(col, f"{name} '{text[:20]}{'...' if len(text) > 20 else ''}' of '{key}' is too large: "
+                            f"at most {most}")
         return int(text)
 
     result = Result(
         key=key,
         value=number_(value, vc, "value"),
         sd=number_(sd, sc, "sd") if sd else None,
-        n=count(n, nc, "n", 1) if n else None,
+        n=count(n, nc, "n", 1, MAX_N) if n else None,
         unit=unit,
         what=what,
         source=source,
-        digits=count(digits, dc, "digits", 1),
+        digits=count(digits, dc, "digits", 1, MAX_DIGITS),
         line=number,
     )
+    if result.sd is not None and result.sd < 0:
+        raise fail(sc, f"sd '{sd}' of '{key}' is negative: a standard deviation is 0 or more")
     if not (result.cited or result.experiment):
         raise fail(oc, f"source '{source}' of '{key}' must be 'run EXPERIMENT FINGERPRINT' or 'cited: PUBLICATION'")
+    if result.cited and not source.removeprefix("cited:").strip():
+        raise fail(oc, f"source of '{key}' says 'cited:' but names no publication: write 'cited: PUBLICATION'")
     return result

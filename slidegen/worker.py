@@ -52,6 +52,30 @@ def init_worker(queue: Any, threads: int = 1) -> None:
     _QUEUE, _THREADS = queue, threads
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[name] = str(threads)
+    exit_with_parent()
+
+
+#: Seconds between a pool worker's checks that the process that started it is alive.
+PARENT_POLL_SECONDS = 0.5
+
+
+def exit_with_parent(poll: float = PARENT_POLL_SECONDS) -> None:
+    """Exit this process soon after its parent dies (``slidegen run`` killed, even by SIGKILL): a
+    daemon thread exits when the parent process id changes. (Linux's ``PR_SET_PDEATHSIG`` would
+    follow the thread that started the worker, not the process, and a pool may start workers
+    from a passing thread.)
+    """
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="slidegen-parent-watch", daemon=True).start()
 
 
 def execute(

@@ -21,6 +21,7 @@ from pptx.util import Pt
 from slidegen import deck as d
 from slidegen import rawhtml, theme
 from slidegen.errors import SlidegenError
+from slidegen.highlight import tokens
 from slidegen.pptx import texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.model import Para, Run
@@ -319,11 +320,10 @@ def code_item(block: d.CodeBlock, size: float) -> CodeItem:
 @lru_cache(maxsize=256)
 def _highlight(code: str, lang: str) -> tuple[tuple[Run, ...], ...]:
     """The runs of each line of ``code``, coloured by Pygments (cached: layout tries several sizes)."""
-    lexer = _lexer(lang)
     style = _code_style()
     lines: list[list[Run]] = [[]]
-    for token, value in lexer.get_tokens(code.rstrip("\n")):
-        look = style.style_for_token(token)
+    for token, value in tokens(code.rstrip("\n"), lang):
+        look = style.style_for_token(_styled(token, style))
         color = f"#{look['color']}" if look["color"] else None
         for i, piece in enumerate(value.split("\n")):
             if i:
@@ -335,15 +335,12 @@ def _highlight(code: str, lang: str) -> tuple[tuple[Run, ...], ...]:
     return tuple(tuple(line) or (Run(""),) for line in lines)
 
 
-@lru_cache(maxsize=64)
-def _lexer(lang: str):
-    from pygments.lexers import TextLexer, get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    try:
-        return get_lexer_by_name(lang) if lang else TextLexer()
-    except ClassNotFound:
-        return TextLexer()
+def _styled(token, style):
+    """``token`` or its nearest parent the style knows: lexers make token types of their own
+    (``Token.Literal.Scalar.Plain``), which a style has no entry for."""
+    while not style.styles_token(token) and token.parent is not None:
+        token = token.parent
+    return token
 
 
 @lru_cache(maxsize=1)

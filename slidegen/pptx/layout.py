@@ -297,7 +297,7 @@ def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Bl
                               anchor="middle", inset=TEXT_INSET))
         y += title_h + 2 * GAP
     body, fits = _column(items, Box(region.x, y, region.w, bottom - y), ctx, image_sizes, center=True)
-    if slide.layout == "cover":
+    if slide.layout == "cover" and title:  # a subtitle needs the title slide layout, which a slide without title lacks
         body = [replace(s, placeholder="subtitle", name="Subtitle") if i == 0 and isinstance(s, TextBox)
                 else s for i, s in enumerate(body)]
     return shapes + body, fits and free >= 0

@@ -40,7 +40,9 @@ TABLE_STYLE = "{5C22544A-7EE6-4342-B048-85BDC9FD1C3A}"
 TABLE_URI = "http://schemas.openxmlformats.org/drawingml/2006/table"
 #: Placeholder types that get a text body (as python-pptx clones them; no ``type`` means ``obj``).
 TEXT_PLACEHOLDERS = {"title", "ctrTitle", "subTitle", "body", "obj"}
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
+#: Characters XML cannot hold (C0 controls but tab and newline, U+FFFE, U+FFFF, lone surrogates),
+#: written as python-pptx writes a control character (``_x001B_``).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def _text(value: str) -> str:

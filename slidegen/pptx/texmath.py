@@ -43,14 +43,37 @@ SUBSCRIPTS = dict(zip("0123456789+-=()aeoxhklmnpstij", "₀₁₂₃₄₅₆₇
 TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\s+|.", re.S)
 
 
+#: Deeper groups and script chains than this are left as their source (the parser recurses).
+MAX_DEPTH = 40
+
+
 class _Unsupported(Exception):
     pass
+
+
+def _depth(tokens: list[str]) -> int:
+    """An upper bound on how deep :func:`_group` recurses for ``tokens``: open braces, plus
+    the scripts and commands that take an argument in a row."""
+    deepest = depth = chain = 0
+    for token in tokens:
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+        if token in ("^", "_") or (token.startswith("\\") and token[1:] not in UNICODE):
+            chain += 1
+        elif not token.isspace() and token != "{":
+            chain = 0
+        deepest = max(deepest, depth + chain)
+    return deepest
 
 
 @lru_cache(maxsize=1024)
 def tex_to_unicode(tex: str) -> str:
     """Readable plain text for simple TeX (``\\alpha^2`` -> ``α²``); the source when it is not simple."""
     tokens = [t for t in TOKEN.findall(tex)]
+    if _depth(tokens) > MAX_DEPTH:
+        return tex
     tokens.reverse()
     try:
         text = _group(tokens, closing=None)
@@ -152,7 +175,7 @@ def render_png(tex: str, size_pt: float, color: str = "#000000") -> bytes:
     def draw(text: str) -> np.ndarray | None:
         try:
             return np.asarray(parser.parse(text, dpi=DPI, prop=prop).image)
-        except ValueError:
+        except (ValueError, RecursionError):  # not mathtext, or nested past its parser's reach
             return None
 
     tex = re.sub(r"\\frac(?![a-z])", r"\\dfrac", tex)  # Office draws display math: full-size fractions
@@ -164,6 +187,9 @@ def render_png(tex: str, size_pt: float, color: str = "#000000") -> bytes:
             image = draw(f"${row}$")
             drawn.append(image if image is not None else draw(row.replace("$", r"\$")))
     rows = [r for r in drawn if r is not None and r.size]
+    if not rows:  # nothing drew: the source as text, else an empty picture
+        source = draw(tex.replace("$", r"\$"))
+        rows = [source if source is not None and source.size else np.zeros((1, 1), np.uint8)]
     pad, gap = 6, DPI // 10
     width = max(r.shape[1] for r in rows) + 2 * pad
     alpha = np.zeros((sum(r.shape[0] for r in rows) + gap * (len(rows) - 1) + 2 * pad, width), np.uint8)

@@ -7,6 +7,8 @@ a normal ``slidegen build`` carries none.
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import queue
 import socket
 import sys
@@ -14,7 +16,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote
 
 from slidegen.serve.events import EventHub, Message
 
@@ -49,24 +51,117 @@ def inject_live_script(page: bytes) -> bytes:
     return page[:at] + script + page[at:]
 
 
+#: :meth:`Handler._target` for the event stream.
+EVENTS = Path(EVENTS_PATH)
+
+
+def request_path(raw: str) -> str | None:
+    """The decoded path of a request target (query and fragment dropped), or None when it is
+    malformed: not absolute, a NUL or other control character, a backslash, or a ``..``
+    or ``.`` segment (after decoding once: ``%2e%2e`` is ``..``; ``%252e`` stays a name)."""
+    path = raw.split("#", 1)[0].split("?", 1)[0]
+    if not path.startswith("/") or path.startswith("//"):
+        return None
+    try:
+        decoded = unquote(path, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    if any(ord(ch) < 32 or ch in "\\\x7f" for ch in decoded):
+        return None
+    if any(part in (".", "..") for part in decoded.split("/")):
+        return None
+    return decoded
+
+
+def host_allowed(header: str | None, bound: str) -> bool:
+    """Whether a ``Host`` header names this preview: an IP address (no DNS name can be rebound to
+    it), ``localhost`` or the name the server was started with; any port."""
+    if not header:
+        return False
+    name = header.strip().lower()
+    if name.startswith("["):
+        name = name[1:name.find("]")] if "]" in name else ""
+    elif name.count(":") == 1:
+        name = name.split(":", 1)[0]
+    if not name:
+        return False
+    if name in ("localhost", bound.strip("[]").lower()):
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
 class Handler(SimpleHTTPRequestHandler):
     """One request: a file of the build folder, an HTML page with the live script, or the event stream."""
 
-    def __init__(self, *args: Any, hub: EventHub, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, hub: EventHub, host: str = "127.0.0.1", **kwargs: Any) -> None:
         self.hub = hub  # before the base class handles the request
+        self.host = host
         super().__init__(*args, **kwargs)
 
     def do_GET(self) -> None:
-        if urlsplit(self.path).path == EVENTS_PATH:
+        target = self._target()
+        if target is None:
+            return
+        if target == EVENTS:
             self._events()
-            return
-        target = Path(self.translate_path(self.path))
-        if target.is_dir() and self.path.split("?", 1)[0].endswith("/"):
-            target = target / "index.html"
-        if target.suffix == ".html" and target.is_file():
+        elif target.suffix == ".html":
             self._page(target)
-            return
-        super().do_GET()
+        else:
+            super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if self._target() is not None:
+            super().do_HEAD()
+
+    def _target(self) -> Path | None:
+        """The file a GET or HEAD asks for, or None once an error is sent: a foreign ``Host`` (DNS
+        rebinding) 421, a malformed path 400, a folder without ``index.html`` or a file outside the
+        build folder 404."""
+        if not host_allowed(self.headers.get("Host"), self.host):
+            self.send_error(421, "Misdirected Request", "this preview answers only to its own address")
+            return None
+        path = request_path(self.path)
+        if path is None:
+            self.send_error(400, "Bad Request", "malformed path")
+            return None
+        if path == EVENTS_PATH:
+            return EVENTS
+        root = Path(self.directory).resolve()
+        target = root.joinpath(*[part for part in path.split("/") if part])
+        if path.endswith("/") or target == root:
+            target = target / "index.html"
+        try:
+            target = target.resolve()
+            found = target.is_relative_to(root) and target.is_file()
+        except (OSError, ValueError, RuntimeError):
+            found = False
+        if not found:
+            self.send_error(404, "File not found")
+            return None
+        return target
+
+    def translate_path(self, path: str) -> str:
+        """The file :meth:`_target` chose (the base class serves it); a path that gets here unchecked is none."""
+        checked = request_path(path)
+        return str(Path(self.directory).joinpath(*checked.split("/"))) if checked is not None else "/nonexistent"
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """As the base class, but what the client got wrong is a 4xx: a method the preview does not
+        serve is 405 (not 501), an HTTP version it does not speak 400 (not 505)."""
+        if code == 501:
+            code, message = 405, "Method Not Allowed"
+        elif code == 505:
+            code, message = 400, "Bad Request"
+        super().send_error(code, message, explain)
+
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
+        """Folders are never listed."""
+        self.send_error(404, "File not found")
+        return None
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")  # a reload must fetch the rebuilt files
@@ -124,7 +219,7 @@ class Server(ThreadingHTTPServer):
         host = address[0].strip("[]")
         if ":" in host:
             self.address_family = socket.AF_INET6
-        super().__init__((host, address[1]), partial(Handler, hub=hub, directory=str(directory)))
+        super().__init__((host, address[1]), partial(Handler, hub=hub, host=host, directory=str(directory)))
 
     @property
     def bound(self) -> tuple[str, int]:

@@ -190,12 +190,18 @@ class Preview:
             failures: dict[Path, list[str]] = {}
             try:
                 if present:
-                    report = build(self.project, present, ("html",), self.out)
+                    # figures are drawn into the temporary folder too: serve leaves build/ alone
+                    report = build(self.project, present, ("html",), self.out, figures_dir=self.out / "figures")
                     written = {p.resolve() for p in report.written}
                     for path in present:
                         page = (self.html_dir / f"{path.stem}.html").resolve()
                         if page not in written:
-                            failures[path] = _problems_of(path, report.diagnostics)
+                            named = [d for d in report.diagnostics if d.severity == "error"
+                                     and Path(d.path).resolve() == path.resolve()]
+                            failures[path] = ([str(d) for d in named] or report.internal
+                                              or _problems_of(path, report.diagnostics))
+                    for message in report.internal:
+                        print(message, file=self.log)
                     for diagnostic in report.diagnostics:
                         if diagnostic.severity != "error":
                             print(diagnostic, file=self.log)
