@@ -24,6 +24,7 @@ from .project import Project, find_project
 
 if TYPE_CHECKING:  # the runner is imported when a run starts, keeping `slidegen build` quick to start
     from .discover import ExperimentInfo
+    from .results import Result
     from .runner import Change, RunReport
 
 
@@ -139,10 +140,11 @@ def print_report(report: RunReport, out: Any, err: Any, elapsed: float, quick: b
 
 
 def write_cited(project: Project) -> list[Change]:
-    """Bring results.md's cited rows in line with ``results/cited.yaml``; the rows that moved.
+    """Bring results.md's cited rows in line with ``results/cited.yaml``; the rows whose number moved.
 
     Each row's source is its citation as the project's CSL style writes it. results.md is
-    written (atomically) only when a row moved.
+    written (atomically) when any row changed; a row whose number stayed (its wording or
+    source changed) is written but not listed as moved.
     """
     from .build import load_results
     from .cited import update_cited
@@ -159,7 +161,13 @@ def write_cited(project: Project) -> list[Change]:
         return []
     project.results_path.parent.mkdir(parents=True, exist_ok=True)
     results.write(project.results_path)
-    return [Change(key, before.get(key), results.get(key), ()) for key in moved]
+    return [Change(key, before.get(key), results.get(key), ()) for key in moved
+            if _number(before.get(key)) != _number(results.get(key))]
+
+
+def _number(row: Result | None) -> tuple[float, int, float | None, int | None] | None:
+    """What a slide prints of a row: its value, digits, sd and n."""
+    return None if row is None else (row.value, row.digits, row.sd, row.n)
 
 
 def add_citations(project: Project, changes: list[Change]) -> list[Change]:

@@ -414,3 +414,17 @@ def test_the_added_references_slide_comes_before_a_closing_end_slide(tmp_path: P
     assert every.index.slide_number("01-end.md", "next") == 3
     other = every.deck(project.root / "decks" / "02-plain.md")
     assert [(s.index, s.layout) for s in other.slides] == [(1, "cover"), (2, "default"), (3, "references")]
+
+
+def test_a_new_wording_is_written_but_only_a_new_number_is_listed_as_moved(project: Project, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(project.root, copy)
+    moved = Project(copy)
+    cited = copy / "results" / "cited.yaml"
+    text = cited.read_text(encoding="utf-8")
+    cited.write_text(text.replace("what: GPT-2 vocabulary", "what: the GPT-2 vocabulary"), encoding="utf-8")
+    assert write_cited(moved) == []
+    assert Results.read(moved.results_path)["ch02.gpt2.vocab"].what == "the GPT-2 vocabulary"
+    cited.write_text(text.replace("value: 50257", "value: 50000"), encoding="utf-8")
+    assert [(c.key, c.old.value if c.old else None, c.new.value if c.new else None)
+            for c in write_cited(moved)] == [("ch02.gpt2.vocab", 50257, 50000)]
