@@ -33,8 +33,8 @@ from slidegen.deck import (
     walk_inlines,
 )
 from slidegen.errors import Diagnostic, SlidegenError
-from slidegen.frontmatter import key_warnings
-from slidegen.index import Decks, citations, project_decks
+from slidegen.frontmatter import key_warnings, visible
+from slidegen.index import Decks, citations, index_of, project_decks
 from slidegen.library import Library, load_library
 from slidegen.results import RESULTS_PATH, Results
 
@@ -90,6 +90,7 @@ def check_decks(
     """
     diagnostics = list(decks.errors)
     index = decks.index
+    shown = index_of(visible(deck) for deck in decks.parsed.values())  # what the build writes and links to
     deck_files = {path.name for path in decks.paths}
     bound: list[Deck] = []
     for deck in decks.parsed.values():
@@ -98,7 +99,7 @@ def check_decks(
             deck, problems = bind_deck(deck, results)
             diagnostics += problems
             bound.append(deck)
-        diagnostics += _check_links(rel, deck, deck_files, index)
+        diagnostics += _check_links(rel, deck, deck_files, index, shown)
         diagnostics += key_warnings(rel, deck)
         if figure_names is not None:
             diagnostics += _check_figures(rel, deck, figure_names)
@@ -155,8 +156,9 @@ def _did_you_mean(word: str, choices: Collection[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _check_links(rel: str, deck: Deck, deck_files: set[str], index: DeckIndex) -> list[Diagnostic]:
-    """Links to ``NN-x.md`` and ``NN-x.md#id`` (or ``#id``) must name a deck file, and a slide id the index knows."""
+def _check_links(rel: str, deck: Deck, deck_files: set[str], index: DeckIndex, shown: DeckIndex) -> list[Diagnostic]:
+    """Links to ``NN-x.md`` and ``NN-x.md#id`` (or ``#id``) must name a deck file, and a slide id the index knows
+    on a slide the build writes (``shown``: hidden slides left out)."""
     out: list[Diagnostic] = []
     for block, _ in _all_blocks(deck):
         for node in _inlines(block):
@@ -173,6 +175,9 @@ def _check_links(rel: str, deck: Deck, deck_files: set[str], index: DeckIndex) -
             elif fragment and entry is not None and entry.slide(fragment) is None:
                 hint = _did_you_mean(fragment, [s.id for s in entry.slides if s.id])
                 out.append(Diagnostic(rel, *node.target_at, f"link to unknown slide id '{fragment}' in {name}{hint}"))
+            elif fragment and entry is not None and (written := shown.deck(name)) and written.slide(fragment) is None:
+                out.append(Diagnostic(rel, *node.target_at, f"link to slide '{fragment}' in {name}, which is hidden "
+                                      "(hide: true) and not in any output; show it or drop the link"))
     return out
 
 

@@ -208,3 +208,16 @@ def test_strict_accepts_quoted_literals(tmp_path: Path) -> None:
     assert lines(check_project(root, strict=True)) == [
         'decks/01-loop.md:3:28: error: a quoted literal takes no filters: {{ "37%" }}'
     ]
+
+
+def test_a_link_to_a_hidden_slide_is_an_error(tmp_path: Path) -> None:
+    decks = {
+        "01-a.md": "# A\n\nSee [the draft](02-b.md#draft) and [the end](02-b.md#end).\n",
+        "02-b.md": "# B\n\n---\nid: draft\nhide: true\n---\n\n# Draft\n\n---\nid: end\n---\n\n# End\n",
+    }
+    root = project(tmp_path, decks)
+    errors = [str(d) for d in check_project(root) if d.severity == "error"]
+    assert errors == [
+        "decks/01-a.md:3:17: error: link to slide 'draft' in 02-b.md, which is hidden (hide: true) and not in any "
+        "output; show it or drop the link",
+    ]
