@@ -257,8 +257,8 @@ def train_many(
         each stack on its own Python thread with one torch thread (None: one
         stack per thread). The ops release the GIL, so the stacks run in
         parallel; ops this small scale poorly over OpenMP threads (each op is
-        split and joined), so on 2 cores two 1-thread stacks ran about 15%
-        faster than one stack on 2 threads, and unlike worker processes they
+        split and joined), so on 2 cores two 1-thread stacks ran about 25%
+        faster than one stack on 2 threads (benchmarks/, README), and unlike worker processes they
         cost no start-up. workers=1: one stack, its ops spread over `threads`.
         Stacks of different sizes may round differently in the last bit."""
     cfg = model_cfg or ModelConfig()

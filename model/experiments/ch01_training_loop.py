@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from model import reference
 from model.arithmetic import answer_loss, arithmetic_corpus, every_single_digit_sum, exact_match, held_out, overlap
 from model.data import Batches, load_corpus, ngram_loss, sample_batch, val_windows
 from model.decoder import Decoder, ModelConfig, num_params
+from model.experiments.common import exact, first_step_below, measured, progress
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.optim import Optimizer
 from model.stacked import StackedDecoder, init_stack
@@ -31,36 +31,6 @@ from model.train import TrainConfig, TrainResult, lr_at, train_many
 
 SEEDS = (0, 1, 2)
 TAIL_STEPS = 200  # "the end of a run": its last this many steps
-
-
-def mean_sd(values) -> tuple[float, float | None, int]:
-    """Mean, sample standard deviation (None for one value) and count."""
-    a = np.asarray(values, dtype=np.float64)
-    return float(a.mean()), (float(a.std(ddof=1)) if len(a) > 1 else None), len(a)
-
-
-def measured(values, unit: str, what: str, digits: int = 4) -> Measurement:
-    """A measurement over seeds: mean ± sd of ``values``."""
-    mean, sd, n = mean_sd(values)
-    return Measurement(mean, sd, n, unit, what, digits)
-
-
-def exact(value: float, unit: str, what: str, digits: int | None = None) -> Measurement:
-    """A number that does not vary across seeds (a count, a setting, a closed form).
-
-    A whole number shows all its digits by default, anything else four significant ones.
-    """
-    if digits is None:
-        digits = len(str(abs(int(value)))) if float(value).is_integer() else 4
-    return Measurement(float(value), None, None, unit, what, digits)
-
-
-def first_step_below(steps, losses, level: float) -> float:
-    """The first evaluated step whose loss is below ``level`` (NaN if none)."""
-    for step, loss in zip(steps, losses, strict=True):
-        if loss < level:
-            return float(step)
-    return math.nan
 
 
 # --------------------------------------------------------------------------- the default run
@@ -80,7 +50,7 @@ def default_run(ctx: RunContext) -> Outcome:
     unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=corpus.vocab.size)
     bigram = ngram_loss(corpus.train, corpus.val, n=2, vocab_size=corpus.vocab.size)
     runs = train_many(
-        cfg.model, [_with_seed(cfg.train, s) for s in ctx.seeds], corpus, workers=1, on_eval=_progress(ctx, cfg.train)
+        cfg.model, [replace(cfg.train, seed=s) for s in ctx.seeds], corpus, workers=1, on_eval=progress(ctx, cfg.train)
     )
     steps = runs[0].curves["step"]
     val = np.array([r.curves["val_loss"] for r in runs])  # (seeds, evals)
@@ -168,21 +138,6 @@ def _loss_on(cfg: ModelConfig, result: TrainResult, ids: torch.Tensor) -> float:
     return float(model.loss(x, y))
 
 
-def _with_seed(cfg: TrainConfig, seed: int) -> TrainConfig:
-    return replace(cfg, seed=seed)
-
-
-def _progress(ctx: RunContext, cfg: TrainConfig, done: float = 0.0, share: float = 1.0) -> Callable[[int, dict], None]:
-    """An on_eval hook for train_many that reports how far the first run is (of a
-    part `share` of the experiment that starts at `done`)."""
-
-    def report(m: int, rec: dict) -> None:
-        if m == 0:
-            ctx.report_progress(done + share * rec["step"] / max(1, cfg.steps), f"step {rec['step']}")
-
-    return report
-
-
 # --------------------------------------------------------------------------- reference levels
 
 
@@ -245,11 +200,11 @@ def plateau(ctx: RunContext) -> Outcome:
     V = corpus.vocab.size
     unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=V)
     bigram = ngram_loss(corpus.train, corpus.val, n=2, vocab_size=V)
-    runs = [_with_seed(cfg.train, s) for s in ctx.seeds]
+    runs = [replace(cfg.train, seed=s) for s in ctx.seeds]
     models = {"no_norm": ModelConfig(norm="none"), "blind": ModelConfig(attention="self")}  # the default: ch01.default
     val = {}
     for k, (name, model_cfg) in enumerate(models.items()):
-        results = train_many(model_cfg, runs, corpus, workers=1, on_eval=_progress(ctx, cfg.train, k / 2, 1 / 2))
+        results = train_many(model_cfg, runs, corpus, workers=1, on_eval=progress(ctx, cfg.train, k / 2, 1 / 2))
         val[name] = np.array([r.curves["val_loss"] for r in results])  # (seeds, evals)
         steps = results[0].curves["step"]
     found = {
@@ -501,7 +456,7 @@ def arithmetic(ctx: RunContext) -> Outcome:
     one = every_single_digit_sum(cfg.padded)
     model_cfg = replace(cfg.model, vocab=corpus.vocab.size)
     steps = list(range(0, cfg.train.steps + 1, cfg.score_every))
-    runs = [_with_seed(cfg.train, seed) for seed in ctx.seeds]
+    runs = [replace(cfg.train, seed=seed) for seed in ctx.seeds]
     names = ("val_loss", "answer_loss1", "answer_loss2", "acc1", "acc2")
     scores: list[list[tuple[float, ...]]] = [[] for _ in runs]  # per seed, per scored step: the five names
     with tempfile.TemporaryDirectory() as tmp:
@@ -626,7 +581,7 @@ def lr_extremes(ctx: RunContext) -> Outcome:
 
     # every setting and seed as one stack of AdamW runs (they differ in learning rate and schedule only)
     stack = train_many(ModelConfig(), [r for n in names for r in setting(n)], corpus, workers=1,
-                       on_eval=_progress(ctx, cfg.low))  # fmt: skip
+                       on_eval=progress(ctx, cfg.low))  # fmt: skip
     val = {n: np.array([r.curves["val_loss"] for r in stack[k * len(seeds) : (k + 1) * len(seeds)]])
            for k, n in enumerate(names)}  # fmt: skip
     steps = stack[0].curves["step"]
