@@ -70,6 +70,8 @@ class ModelConfig:
     base_d_model: int = 16  # µP's base width: at d_model == base_d_model, mup == standard
     init_std: float = 0.02  # every weight starts N(0, init_std) (µP rescales hidden matrices)
     tie_embeddings: bool = False  # lm_head.weight is wte.weight
+    residual: bool = True  # False: each sublayer's output replaces the stream instead of adding to it
+    #                        (x = f(norm(x)) under pre-LN), the residual-highway ablation
 
     def __post_init__(self) -> None:
         if self.norm not in NORMS:
@@ -199,12 +201,19 @@ class Block(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.norm = cfg.norm
+        self.residual = cfg.residual
         self.ln_1 = Norm(cfg.norm_kind, cfg.norm_eps)
         self.attn = CausalSelfAttention(cfg)
         self.ln_2 = Norm(cfg.norm_kind, cfg.norm_eps)
         self.mlp = MLP(cfg)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.residual:  # the ablation: no highway, each sublayer replaces the stream
+            if self.norm == "pre":
+                return self.mlp(self.ln_2(self.attn(self.ln_1(x))))
+            if self.norm == "post":
+                return self.ln_2(self.mlp(self.ln_1(self.attn(x))))
+            return self.mlp(self.attn(x))
         if self.norm == "pre":
             x = x + self.attn(self.ln_1(x))
             x = x + self.mlp(self.ln_2(x))

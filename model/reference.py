@@ -115,9 +115,11 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
+# #region gelu-backward
 def gelu_grad(x: np.ndarray) -> np.ndarray:
     # d/dx x Phi(x) = Phi(x) + x phi(x)
     return 0.5 * (1.0 + erf(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    # #endregion gelu-backward
 
 
 # -----------------------------------------------------------------------------
@@ -133,6 +135,7 @@ def norm_forward(x: np.ndarray, kind: str, eps: float):
     return y, (kind, y, rstd)
 
 
+# #region norm-backward
 def norm_backward(dy: np.ndarray, cache) -> np.ndarray:
     kind, y, rstd = cache
     # y = xc * rstd: dxc = rstd (dy - y mean(dy y)); centring subtracts the mean once more
@@ -140,12 +143,22 @@ def norm_backward(dy: np.ndarray, cache) -> np.ndarray:
     if kind == "layer":
         dx = dx - dx.mean(-1, keepdims=True)
     return dx * rstd
+    # #endregion norm-backward
 
 
+# #region linear-backward
 def linear_backward(dy: np.ndarray, x: np.ndarray, w: np.ndarray, name: str, grads: dict) -> np.ndarray:
     """y = x @ w.T: accumulate dL/dw into grads[name], return dL/dx."""
     grads[name] = grads.get(name, 0.0) + dy.reshape(-1, dy.shape[-1]).T @ x.reshape(-1, x.shape[-1])
     return dy @ w
+    # #endregion linear-backward
+
+
+# #region softmax-backward
+def softmax_backward(dp: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """p = softmax(s) over the last axis: dL/ds = p (dL/dp - sum(dL/dp p)); 0 where p is 0 (masked)."""
+    return p * (dp - (dp * p).sum(-1, keepdims=True))
+    # #endregion softmax-backward
 
 
 def attn_forward(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig):
@@ -170,6 +183,7 @@ def attn_forward(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig):
     return out, (x, q, k, v, att, y, q_cache, k_cache)
 
 
+# #region attention-backward
 def attn_backward(dout: np.ndarray, cache, state: dict, pre: str, cfg: ModelConfig, grads: dict) -> np.ndarray:
     x, q, k, v, att, y, q_cache, k_cache = cache
     B, T, D = x.shape
@@ -178,7 +192,7 @@ def attn_backward(dout: np.ndarray, cache, state: dict, pre: str, cfg: ModelConf
     dy = dy.reshape(B, T, H, D // H).transpose(0, 2, 1, 3)  # (B, H, T, Dh)
     datt = dy @ v.transpose(0, 1, 3, 2)  # (B, H, T, T)
     dv = att.transpose(0, 1, 3, 2) @ dy  # (B, H, T, Dh)
-    datt = att * (datt - (datt * att).sum(-1, keepdims=True))  # through softmax; 0 where masked
+    datt = softmax_backward(datt, att)  # through softmax; 0 where masked
     datt = datt * cfg.attn_scale
     dq = datt @ k  # (B, H, T, Dh)
     dk = datt.transpose(0, 1, 3, 2) @ q  # (B, H, T, Dh)
@@ -189,6 +203,7 @@ def attn_backward(dout: np.ndarray, cache, state: dict, pre: str, cfg: ModelConf
         d = d.transpose(0, 2, 1, 3).reshape(B, T, D)  # (B, T, D)
         dx = dx + linear_backward(d, x, state[f"{pre}.{name}.weight"], f"{pre}.{name}.weight", grads)
     return dx
+    # #endregion attention-backward
 
 
 def mlp_forward(x: np.ndarray, state: dict, pre: str):
@@ -198,17 +213,21 @@ def mlp_forward(x: np.ndarray, state: dict, pre: str):
     return out, (x, h, a)
 
 
+# #region mlp-backward
 def mlp_backward(dout: np.ndarray, cache, state: dict, pre: str, grads: dict) -> np.ndarray:
     x, h, a = cache
     da = linear_backward(dout, a, state[f"{pre}.w_out.weight"], f"{pre}.w_out.weight", grads)
     dh = da * gelu_grad(h)
     return linear_backward(dh, x, state[f"{pre}.w_in.weight"], f"{pre}.w_in.weight", grads)
+    # #endregion mlp-backward
 
 
 def block_forward(x: np.ndarray, state: dict, i: int, cfg: ModelConfig):
     pre = f"blocks.{i}"
     kind, eps = cfg.norm_kind, cfg.norm_eps
     ln_1 = ln_2 = None
+    if not cfg.residual:  # the ablation: each sublayer's output replaces the stream
+        return _block_forward_no_residual(x, state, pre, cfg)
     if cfg.norm == "pre":
         h, ln_1 = norm_forward(x, kind, eps)
         a, attn = attn_forward(h, state, f"{pre}.attn", cfg)
@@ -229,12 +248,49 @@ def block_forward(x: np.ndarray, state: dict, i: int, cfg: ModelConfig):
     return x, (ln_1, attn, ln_2, mlp)
 
 
+def _block_forward_no_residual(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig):
+    kind, eps = cfg.norm_kind, cfg.norm_eps
+    ln_1 = ln_2 = None
+    if cfg.norm == "pre":  # mlp(ln_2(attn(ln_1(x))))
+        h, ln_1 = norm_forward(x, kind, eps)
+        a, attn = attn_forward(h, state, f"{pre}.attn", cfg)
+        h, ln_2 = norm_forward(a, kind, eps)
+        x, mlp = mlp_forward(h, state, f"{pre}.mlp")
+    elif cfg.norm == "post":  # ln_2(mlp(ln_1(attn(x))))
+        a, attn = attn_forward(x, state, f"{pre}.attn", cfg)
+        h, ln_1 = norm_forward(a, kind, eps)
+        m, mlp = mlp_forward(h, state, f"{pre}.mlp")
+        x, ln_2 = norm_forward(m, kind, eps)
+    else:  # mlp(attn(x))
+        a, attn = attn_forward(x, state, f"{pre}.attn", cfg)
+        x, mlp = mlp_forward(a, state, f"{pre}.mlp")
+    return x, (ln_1, attn, ln_2, mlp)
+
+
+def _block_backward_no_residual(dx: np.ndarray, cache, state: dict, pre: str, cfg: ModelConfig,
+                                grads: dict) -> np.ndarray:  # fmt: skip
+    ln_1, attn, ln_2, mlp = cache
+    if cfg.norm == "post":
+        dx = norm_backward(dx, ln_2)
+    dx = mlp_backward(dx, mlp, state, f"{pre}.mlp", grads)
+    if cfg.norm != "none":  # pre: ln_2 sits before the MLP; post: ln_1 after attention, both in this place
+        dx = norm_backward(dx, ln_2 if cfg.norm == "pre" else ln_1)
+    dx = attn_backward(dx, attn, state, f"{pre}.attn", cfg, grads)
+    if cfg.norm == "pre":
+        dx = norm_backward(dx, ln_1)
+    return dx
+
+
 def block_backward(dx: np.ndarray, cache, state: dict, i: int, cfg: ModelConfig, grads: dict) -> np.ndarray:
     pre = f"blocks.{i}"
     ln_1, attn, ln_2, mlp = cache
-    if cfg.norm == "pre":
+    if not cfg.residual:
+        return _block_backward_no_residual(dx, cache, state, pre, cfg, grads)
+    # #region residual-backward
+    if cfg.norm == "pre":  # x + f(norm(x)): the gradient flows on unchanged, plus what f sends back
         dx = dx + norm_backward(mlp_backward(dx, mlp, state, f"{pre}.mlp", grads), ln_2)
         dx = dx + norm_backward(attn_backward(dx, attn, state, f"{pre}.attn", cfg, grads), ln_1)
+    # #endregion residual-backward
     elif cfg.norm == "post":
         dx = norm_backward(dx, ln_2)
         dx = norm_backward(dx + mlp_backward(dx, mlp, state, f"{pre}.mlp", grads), ln_1)
@@ -288,7 +344,8 @@ def loss_and_grads(state: dict, x: np.ndarray, y: np.ndarray, cfg: ModelConfig) 
     weights get the same summed gradient under both names, as in torch)."""
     state = {k: np.asarray(v, dtype=np.float64) for k, v in state.items()}
     logits, (idx, blocks, ln_f, xf) = forward(state, x, cfg)
-    loss, dlogits = cross_entropy(logits, y, cfg.z_loss)
+    # #region backward-order
+    loss, dlogits = cross_entropy(logits, y, cfg.z_loss)  # dL/dlogits = (p - onehot(y)) / N
     B, T = idx.shape
     dlogits = dlogits.reshape(B, T, -1) * cfg.logit_mult
     grads: dict = {}
@@ -303,6 +360,7 @@ def loss_and_grads(state: dict, x: np.ndarray, y: np.ndarray, cfg: ModelConfig) 
     grads["wte.weight"] = grads.get("wte.weight", 0.0) + dwte
     grads["wpe.weight"] = np.zeros_like(state["wpe.weight"])
     grads["wpe.weight"][:T] = dx.sum(0)
+    # #endregion backward-order
     if cfg.tie_embeddings:
         grads["lm_head.weight"] = grads["wte.weight"]
     return loss, {k: grads[k] for k in state}

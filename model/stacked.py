@@ -196,6 +196,21 @@ class StackedDecoder:
         cfg = self.cfg
         kind, eps = cfg.norm_kind, cfg.norm_eps
         ln_1 = ln_2 = None
+        if not cfg.residual:  # the ablation: each sublayer's output replaces the stream (resid None)
+            if cfg.norm == "pre":
+                h, ln_1 = _norm(x, kind, eps)
+                x, attn = self._attn(h, None, i, bt)
+                h, ln_2 = _norm(x, kind, eps)
+                x, mlp = self._mlp(h, None, i)
+            elif cfg.norm == "post":
+                x, attn = self._attn(x, None, i, bt)
+                x, ln_1 = _norm(x, kind, eps)
+                x, mlp = self._mlp(x, None, i)
+                x, ln_2 = _norm(x, kind, eps)
+            else:
+                x, attn = self._attn(x, None, i, bt)
+                x, mlp = self._mlp(x, None, i)
+            return x, (ln_1, attn, ln_2, mlp)
         if cfg.norm == "pre":
             h, ln_1 = _norm(x, kind, eps)
             x, attn = self._attn(h, x, i, bt)  # x + attn(ln_1(x))
@@ -211,8 +226,8 @@ class StackedDecoder:
             x, mlp = self._mlp(x, x, i)
         return x, (ln_1, attn, ln_2, mlp)
 
-    def _attn(self, h: torch.Tensor, resid: torch.Tensor, i: int, bt):
-        """resid + attention(h), both (M, D, N)."""
+    def _attn(self, h: torch.Tensor, resid: torch.Tensor | None, i: int, bt):
+        """resid + attention(h), both (M, D, N); attention(h) alone if resid is None."""
         cfg = self.cfg
         M, (B, T) = self.M, bt
         D, H = cfg.d_model, cfg.n_heads
@@ -229,15 +244,17 @@ class StackedDecoder:
         att = torch.softmax(att, dim=-1)
         y = torch.bmm(v, att.transpose(1, 2))  # (G, Dh, T)
         y = y.view(M, B, H, Dh, T).permute(0, 2, 3, 1, 4).reshape(M, D, B * T)  # (M, D, N), a copy
-        out = torch.baddbmm(resid, self.w(f"{pre}.w_o.weight"), y)  # (M, D, N)
+        w_o = self.w(f"{pre}.w_o.weight")
+        out = torch.bmm(w_o, y) if resid is None else torch.baddbmm(resid, w_o, y)  # (M, D, N)
         return out, (h, q, k, v, att, y, q_cache, k_cache, bt)
 
-    def _mlp(self, h: torch.Tensor, resid: torch.Tensor, i: int):
-        """resid + mlp(h), both (M, D, N)."""
+    def _mlp(self, h: torch.Tensor, resid: torch.Tensor | None, i: int):
+        """resid + mlp(h), both (M, D, N); mlp(h) alone if resid is None."""
         pre = f"blocks.{i}.mlp"
         u = torch.bmm(self.w(f"{pre}.w_in.weight"), h)  # (M, 4D, N)
         a = torch.nn.functional.gelu(u)
-        out = torch.baddbmm(resid, self.w(f"{pre}.w_out.weight"), a)  # (M, D, N)
+        w_out = self.w(f"{pre}.w_out.weight")
+        out = torch.bmm(w_out, a) if resid is None else torch.baddbmm(resid, w_out, a)  # (M, D, N)
         return out, (h, u, a)
 
     # -- loss and backward -----------------------------------------------------
@@ -290,6 +307,14 @@ class StackedDecoder:
         cfg = self.cfg
         ln_1, attn, ln_2, mlp = cache
         kind = cfg.norm_kind
+        if not cfg.residual:  # the ablation: back through each sublayer in turn, no highway
+            if cfg.norm == "post":
+                dx = _norm_backward(dx, ln_2, kind)
+            dx = self._mlp_backward(dx, mlp, i)
+            if cfg.norm != "none":  # pre: ln_2 before the MLP; post: ln_1 after attention
+                dx = _norm_backward(dx, ln_2 if cfg.norm == "pre" else ln_1, kind)
+            dx = self._attn_backward(dx, attn, i)
+            return _norm_backward(dx, ln_1, kind) if cfg.norm == "pre" else dx
         if cfg.norm == "pre":
             dx = dx + _norm_backward(self._mlp_backward(dx, mlp, i), ln_2, kind)
             dx = dx + _norm_backward(self._attn_backward(dx, attn, i), ln_1, kind)
