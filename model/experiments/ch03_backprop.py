@@ -516,7 +516,7 @@ def memory(ctx: RunContext) -> Outcome:
     }
     return Outcome(
         measurements=m,
-        series={"parts": list(by_part), "part_bytes": list(by_part.values()), "batches": list(cfg.batches),
+        series={"part_bytes": list(by_part.values()), "batches": list(cfg.batches),  # parts in hand_count's order
                 "batch_bytes": batch_bytes, "contexts": list(cfg.contexts), "context_bytes": context_bytes,
                 "context_weights": context_weights, "weights": weights},
     )  # fmt: skip
@@ -584,4 +584,4 @@ def flops(ctx: RunContext) -> Outcome:
             3 * hand["attention scores and values"] / (fwd + bwd), "", "attention's share of the training FLOPs", 2
         ),
     }
-    return Outcome(measurements=m, series={"parts": list(hand), "forward": list(hand.values())})
+    return Outcome(measurements=m, series={"forward": list(hand.values())})  # in matmul_flops' order

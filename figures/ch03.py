@@ -1,0 +1,124 @@
+"""Chapter 3 figures: the finite-difference V, the residual highway, and what the backward
+pass must save.
+
+Compared curves differ in line style and marker as well as colour, so they stay apart in grey-scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from figures.registry import figure
+from figures.style import new_figure
+from slidegen import theme
+
+_CURVES = (  # series, label, colour, line style, marker
+    ("f64_central", "float64, central", 0, "-", "o"),
+    ("f64_one_sided", "float64, one-sided", 1, "--", "s"),
+    ("f32_central", "float32, central", 2, "-.", "^"),
+    ("f32_one_sided", "float32, one-sided", 3, ":", "v"),
+)
+
+
+PARTS = (  # the parts of model.experiments.ch03_backprop.hand_count, in its order
+    "token ids",
+    "norms: inputs, mean, 1/std",
+    "attention: input, q, k, v, output",
+    "attention matrix",
+    "MLP: input, GELU in and out",
+    "head input",
+    "loss: log-probabilities, targets",
+)
+
+
+def _geo(values: np.ndarray) -> np.ndarray:
+    """The geometric mean over seeds (axis 0)."""
+    return np.exp(np.log(values).mean(axis=0))
+
+
+@figure("ch03.fd_v", runs=("ch03.gradient",))
+def fd_v(runs):
+    """Relative error of the difference quotients against h (log-log): the V of truncation and
+    round-off, for central and one-sided differences in float64 and float32."""
+    run = runs["ch03.gradient"]
+    h = np.asarray(run["h"])
+    fig, ax = new_figure()
+    for key, label, colour, style, marker in _CURVES:
+        err = np.asarray(run[key])
+        ax.loglog(h, _geo(err), label=label, color=theme.PALETTE[colour], linestyle=style, marker=marker,
+                  markersize=6)  # fmt: skip
+        ax.fill_between(h, err.min(axis=0), err.max(axis=0), color=theme.PALETTE[colour], alpha=0.15, linewidth=0)
+    ax.axhline(1.0, color=theme.MUTED, linestyle=":", linewidth=1.5)
+    ax.annotate("100% error: the nudge rounds away", (h.min(), 1.0), xytext=(4, 4), textcoords="offset points",
+                ha="left", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+    ax.set_xlabel("step h (weight units)")
+    ax.set_ylabel("relative error of the quotient")
+    ax.set_ylim(1e-11, 10)
+    ax.invert_xaxis()
+    ax.legend(loc="lower left", ncols=2, fontsize=14)
+    return fig
+
+
+@figure("ch03.residual", runs=("ch03.residual",))
+def residual(runs):
+    """Gradient norm at each layer's input of the 8-layer pre-LN Decoder, with and without
+    residual connections, at initialisation and after the short run (geometric mean of the seeds)."""
+    run = runs["ch03.residual"]
+    depth = int(max(run["depths"]))
+    layers = np.arange(1, depth + 1)
+    fig, ax = new_figure()
+    for tag, label, colour, style in (("res", "with residuals", 0, "-"), ("nores", "without residuals", 1, "--")):
+        for when, marker, fill in (("init", "o", "none"), ("trained", "s", "full")):
+            norms = np.asarray(run[f"L{depth}.{tag}.{when}"])
+            moment = "at initialisation" if when == "init" else "after the short run"
+            ax.semilogy(layers, _geo(norms), color=theme.PALETTE[colour], linestyle=style, marker=marker,
+                        fillstyle=fill, markersize=9, label=f"{label}, {moment}")  # fmt: skip
+    ax.set_xlabel(f"layer (1 = first of {depth}, nearest the embedding)")
+    ax.set_ylabel("gradient norm at the layer's input")
+    ax.set_xticks(layers)
+    ax.legend(loc="best", fontsize=14)
+    return fig
+
+
+@figure("ch03.memory", runs=("ch03.memory",))
+def memory(runs):
+    """Bytes saved for the backward pass against batch and against context (log-log), with the
+    weights' own bytes for reference."""
+    run = runs["ch03.memory"]
+    fig, (left, right) = new_figure(1, 2, sharey=True)
+    left.loglog(run["batches"], run["batch_bytes"], color=theme.PALETTE[0], marker="o", label="saved for backward")
+    left.axhline(run["weights"], color=theme.MUTED, linestyle=":", linewidth=2, label="the weights")
+    left.set_xlabel("batch (windows of 16)")
+    left.set_ylabel("bytes")
+    left.legend(loc="upper left", fontsize=14)
+    right.loglog(run["contexts"], run["context_bytes"], color=theme.PALETTE[1], linestyle="--", marker="s",
+                 label="saved for backward")  # fmt: skip
+    right.loglog(run["contexts"], run["context_weights"], color=theme.MUTED, linestyle=":", linewidth=2,
+                 label="the weights")  # fmt: skip
+    right.set_xlabel("context (batch of 32)")
+    right.legend(loc="upper left", fontsize=14)
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+    return fig
+
+
+@figure("ch03.saved_parts", runs=("ch03.memory",))
+def saved_parts(runs):
+    """The default step's saved bytes by part of the network, against the weights' bytes."""
+    run = runs["ch03.memory"]
+    parts = list(PARTS)
+    kib = np.asarray(run["part_bytes"], dtype=float) / 1024
+    order = np.argsort(kib)
+    fig, ax = new_figure()
+    bars = ax.barh([parts[i] for i in order], kib[order], color=theme.PALETTE[0])
+    for bar, value in zip(bars, kib[order], strict=True):
+        ax.annotate(f"{value:,.0f} KiB", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(6, 0),
+                    textcoords="offset points", va="center", fontsize=15, color=theme.TEXT)  # fmt: skip
+    weights = float(run["weights"]) / 1024
+    ax.axvline(weights, color=theme.PALETTE[1], linestyle="--", linewidth=2)
+    ax.annotate(f"the weights: {weights:,.0f} KiB", (weights, 0.0), xytext=(6, -4), textcoords="offset points",
+                ha="left", va="top", color=theme.PALETTE[1], fontsize=15)  # fmt: skip
+    ax.set_xlabel("KiB saved for the backward pass (batch 32, float32)")
+    ax.set_xlim(0, kib.max() * 1.3)
+    ax.grid(axis="y", visible=False)
+    return fig
