@@ -54,7 +54,6 @@ def fd_v(runs):
     ax.set_xlabel("step h (weight units)")
     ax.set_ylabel("relative error of the quotient")
     ax.set_ylim(1e-11, 10)
-    ax.invert_xaxis()
     ax.legend(loc="lower left", ncols=2, fontsize=14)
     return fig
 
@@ -116,8 +115,8 @@ def saved_parts(runs):
                     textcoords="offset points", va="center", fontsize=15, color=theme.TEXT)  # fmt: skip
     weights = float(run["weights"]) / 1024
     ax.axvline(weights, color=theme.PALETTE[1], linestyle="--", linewidth=2)
-    ax.annotate(f"the weights: {weights:,.0f} KiB", (weights, 0.0), xytext=(6, -4), textcoords="offset points",
-                ha="left", va="top", color=theme.PALETTE[1], fontsize=15)  # fmt: skip
+    ax.annotate(f"the weights: {weights:,.0f} KiB", (weights, len(parts) - 0.5), xytext=(6, 0),
+                textcoords="offset points", ha="left", va="center", color=theme.PALETTE[1], fontsize=15)  # fmt: skip
     ax.set_xlabel("KiB saved for the backward pass (batch 32, float32)")
     ax.set_xlim(0, kib.max() * 1.3)
     ax.grid(axis="y", visible=False)

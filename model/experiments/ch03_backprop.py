@@ -326,7 +326,7 @@ def residual(ctx: RunContext) -> Outcome:
             if depth > 1:
                 m[f"ch03.residual.{tag}.{when}.ratio"] = measured(
                     a[:, 0] / a[:, -1], "", f"depth {depth}, {'with' if res else 'without'} residuals, {when}: "
-                    "gradient norm at the first layer's input over the last layer's", 2,
+                    "gradient norm at the first layer's input over the last layer's", 3,
                 )  # fmt: skip
         m[f"ch03.residual.{tag}.val_loss"] = measured(
             [r.val_loss_final for r in runs], "nats", f"depth {depth}, residual {res}: validation loss after the "
