@@ -49,12 +49,12 @@ def fd_v(runs):
                   markersize=6)  # fmt: skip
         ax.fill_between(h, err.min(axis=0), err.max(axis=0), color=theme.PALETTE[colour], alpha=0.15, linewidth=0)
     ax.axhline(1.0, color=theme.MUTED, linestyle=":", linewidth=1.5)
-    ax.annotate("100% error: the nudge rounds away", (h.min(), 1.0), xytext=(4, 4), textcoords="offset points",
-                ha="left", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+    ax.annotate("100% error: the nudge rounds away", (h.min(), 1.0), xytext=(4, -6), textcoords="offset points",
+                ha="left", va="top", color=theme.MUTED, fontsize=14)  # fmt: skip
     ax.set_xlabel("step h (weight units)")
     ax.set_ylabel("relative error of the quotient")
-    ax.set_ylim(1e-11, 10)
-    ax.legend(loc="lower left", ncols=2, fontsize=14)
+    ax.set_ylim(1e-13, 30)
+    ax.legend(loc="lower right", ncols=2, fontsize=14)
     return fig
 
 
@@ -103,21 +103,19 @@ def memory(runs):
 
 @figure("ch03.saved_parts", runs=("ch03.memory",))
 def saved_parts(runs):
-    """The default step's saved bytes by part of the network, against the weights' bytes."""
+    """The default step's saved bytes by part of the network, and the weights' bytes as a bar of their own."""
     run = runs["ch03.memory"]
-    parts = list(PARTS)
     kib = np.asarray(run["part_bytes"], dtype=float) / 1024
     order = np.argsort(kib)
+    names = ["the weights themselves"] + [PARTS[i] for i in order]  # barh draws the first at the bottom
+    values = [float(run["weights"]) / 1024] + list(kib[order])
     fig, ax = new_figure()
-    bars = ax.barh([parts[i] for i in order], kib[order], color=theme.PALETTE[0])
-    for bar, value in zip(bars, kib[order], strict=True):
+    bars = ax.barh(names, values, color=[theme.PALETTE[1]] + [theme.PALETTE[0]] * len(order))
+    bars[0].set_hatch("//")
+    for bar, value in zip(bars, values, strict=True):
         ax.annotate(f"{value:,.0f} KiB", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(6, 0),
                     textcoords="offset points", va="center", fontsize=15, color=theme.TEXT)  # fmt: skip
-    weights = float(run["weights"]) / 1024
-    ax.axvline(weights, color=theme.PALETTE[1], linestyle="--", linewidth=2)
-    ax.annotate(f"the weights: {weights:,.0f} KiB", (weights, len(parts) - 0.5), xytext=(6, 0),
-                textcoords="offset points", ha="left", va="center", color=theme.PALETTE[1], fontsize=15)  # fmt: skip
-    ax.set_xlabel("KiB saved for the backward pass (batch 32, float32)")
-    ax.set_xlim(0, kib.max() * 1.3)
+    ax.set_xlabel("KiB (batch 32, float32)")
+    ax.set_xlim(0, max(values) * 1.25)
     ax.grid(axis="y", visible=False)
     return fig

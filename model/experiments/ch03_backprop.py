@@ -156,7 +156,7 @@ def gradient(ctx: RunContext) -> Outcome:
             lo, hi = FIT[(dtype, side)]
             m[f"{name}.slope_{side}"] = measured(
                 [loglog_slope(grid, e, lo, hi) for e in err], "",
-                f"{dtype} {method}: log-log slope of the error for {lo:.0e} <= h <= {hi:.0e}", 2,
+                f"{dtype} {method}: log-log slope of the error for {lo:.0e} <= h <= {hi:.0e}", 3,
             )  # fmt: skip
     for (dtype, side), (lo, hi) in FIT.items():
         m[f"ch03.fd.{dtype}.{side}.lo"] = exact(lo, "", f"{dtype}: the {side} fit's smallest h", 1)
