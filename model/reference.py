@@ -118,7 +118,9 @@ def gelu(x: np.ndarray) -> np.ndarray:
 # #region gelu-backward
 def gelu_grad(x: np.ndarray) -> np.ndarray:
     # d/dx x Phi(x) = Phi(x) + x phi(x)
-    return 0.5 * (1.0 + erf(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    cdf = 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
+    x_pdf = x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    return cdf + x_pdf
     # #endregion gelu-backward
 
 
@@ -138,7 +140,8 @@ def norm_forward(x: np.ndarray, kind: str, eps: float):
 # #region norm-backward
 def norm_backward(dy: np.ndarray, cache) -> np.ndarray:
     kind, y, rstd = cache
-    # y = xc * rstd: dxc = rstd (dy - y mean(dy y)); centring subtracts the mean once more
+    # y = xc * rstd: dxc = rstd (dy - y mean(dy y));
+    # centring (LayerNorm) subtracts the mean once more
     dx = dy - y * (dy * y).mean(-1, keepdims=True)
     if kind == "layer":
         dx = dx - dx.mean(-1, keepdims=True)
@@ -146,17 +149,18 @@ def norm_backward(dy: np.ndarray, cache) -> np.ndarray:
     # #endregion norm-backward
 
 
-# #region linear-backward
 def linear_backward(dy: np.ndarray, x: np.ndarray, w: np.ndarray, name: str, grads: dict) -> np.ndarray:
+    # #region linear-backward
     """y = x @ w.T: accumulate dL/dw into grads[name], return dL/dx."""
-    grads[name] = grads.get(name, 0.0) + dy.reshape(-1, dy.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+    dw = dy.reshape(-1, dy.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+    grads[name] = grads.get(name, 0.0) + dw
     return dy @ w
     # #endregion linear-backward
 
 
 # #region softmax-backward
 def softmax_backward(dp: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """p = softmax(s) over the last axis: dL/ds = p (dL/dp - sum(dL/dp p)); 0 where p is 0 (masked)."""
+    """p = softmax(s) over the last axis; dp = dL/dp. Returns dL/ds."""
     return p * (dp - (dp * p).sum(-1, keepdims=True))
     # #endregion softmax-backward
 
@@ -287,9 +291,11 @@ def block_backward(dx: np.ndarray, cache, state: dict, i: int, cfg: ModelConfig,
     if not cfg.residual:
         return _block_backward_no_residual(dx, cache, state, pre, cfg, grads)
     # #region residual-backward
-    if cfg.norm == "pre":  # x + f(norm(x)): the gradient flows on unchanged, plus what f sends back
-        dx = dx + norm_backward(mlp_backward(dx, mlp, state, f"{pre}.mlp", grads), ln_2)
-        dx = dx + norm_backward(attn_backward(dx, attn, state, f"{pre}.attn", cfg, grads), ln_1)
+    if cfg.norm == "pre":  # x + f(norm(x)): dx flows on, plus what f sends back
+        dm = mlp_backward(dx, mlp, state, f"{pre}.mlp", grads)
+        dx = dx + norm_backward(dm, ln_2)
+        da = attn_backward(dx, attn, state, f"{pre}.attn", cfg, grads)
+        dx = dx + norm_backward(da, ln_1)
     # #endregion residual-backward
     elif cfg.norm == "post":
         dx = norm_backward(dx, ln_2)
@@ -345,7 +351,7 @@ def loss_and_grads(state: dict, x: np.ndarray, y: np.ndarray, cfg: ModelConfig) 
     state = {k: np.asarray(v, dtype=np.float64) for k, v in state.items()}
     logits, (idx, blocks, ln_f, xf) = forward(state, x, cfg)
     # #region backward-order
-    loss, dlogits = cross_entropy(logits, y, cfg.z_loss)  # dL/dlogits = (p - onehot(y)) / N
+    loss, dlogits = cross_entropy(logits, y, cfg.z_loss)  # (p - onehot(y)) / N
     B, T = idx.shape
     dlogits = dlogits.reshape(B, T, -1) * cfg.logit_mult
     grads: dict = {}
