@@ -25,6 +25,8 @@ from .errors import UsageError
 
 ASSETS_DIR = "assets"
 MEDIA_DIR = "media"
+#: Where the project's components are copied, inside ``assets/``.
+COMPONENTS_ASSETS = "components"
 
 #: Files copied from node_modules: (package-relative source, name in assets/).
 _VENDOR_FILES = (
@@ -60,8 +62,12 @@ def find_node_modules(starts: Sequence[Path] | None = None) -> Path:
     raise AssetsMissing()
 
 
-def copy_assets(out_dir: Path) -> None:
-    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS."""
+def copy_assets(out_dir: Path, components: Sequence[Path] = (), mermaid: bool = False) -> None:
+    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS.
+
+    ``components``: the component files (``components/NAME.js`` and ``.css``) the pages load, copied to
+    ``assets/components/``; ``mermaid``: a page draws diagrams, so Mermaid is copied too.
+    """
     modules = find_node_modules()
     katex_dist = modules / "katex" / "dist"
     if not (katex_dist / "katex.min.js").is_file():
@@ -75,6 +81,13 @@ def copy_assets(out_dir: Path) -> None:
         sync(assets / "fonts" / font.name, font.read_bytes())
     sync(assets / "theme.css", theme_css().encode())
     sync(assets / "pygments.css", pygments_css().encode())
+    for path in components:
+        sync(assets / COMPONENTS_ASSETS / Path(path).name, Path(path).read_bytes())
+    if mermaid:
+        script = modules / "mermaid" / "dist" / "mermaid.min.js"
+        if not script.is_file():
+            raise AssetsMissing("Mermaid not found: run `npm ci` (or `make setup`)")
+        sync(assets / "mermaid.min.js", script.read_bytes())
 
 
 def woff2_only(css: str) -> str:

@@ -18,6 +18,7 @@ from typing import Any, assert_never
 
 from pptx.util import Pt
 
+from slidegen import components as comp
 from slidegen import deck as d
 from slidegen import rawhtml, theme
 from slidegen.errors import SlidegenError
@@ -160,6 +161,8 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                 ctx.warn(line, f"image '{node.src}' inside text is shown as its alt text; "
                                "put it in a paragraph of its own to show the picture")
                 out.append(Run(f"[{node.alt}]", **style))
+            case d.HtmlSpan() if comp.is_custom_tag(node.tag):
+                pass  # a component: its paragraph shows it as a picture (see _blocks)
             case d.HtmlSpan():
                 out += _runs(node.children, ctx, line, **{**style, **_html_look(node, ctx, line)})
             case d.RawInline():
@@ -226,6 +229,10 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
         first = marker
         marker = None
         match block:
+            case d.Paragraph() if shown := comp.block_instances(block, 0):
+                if any(not _blank(n) and not _component(n) for n in block.children):
+                    _add_para(items, _text_para(block, ctx, depth, first, italic))
+                items += [_component_item(inst) for inst in shown]
             case d.Paragraph() if images := _images_alone(block):
                 for img in images:
                     items.append(FigureItem(img.src, img.alt, _caption(img.title, ctx), block.line))
@@ -237,6 +244,9 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.OrderedList():
                 for i, item in enumerate(block.items):
                     _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic)
+            case d.CodeBlock() if comp.is_diagram(block):
+                alt = "Diagram: " + (block.code.strip().splitlines() or [""])[0].strip()
+                items.append(FigureItem(comp.diagram_key(block.code), alt, None, block.line))
             case d.CodeBlock():
                 items.append(code_item(block, ctx.sizes.code))
             case d.MathBlock():
@@ -252,18 +262,33 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.Rule():
                 pass  # a thematic break inside a slide: nothing to show
             case d.RawHtml():
-                _raw_html(block, ctx)
+                _raw_html(block, ctx, items)
             case _:
                 assert_never(block)
 
 
-def _raw_html(block: d.RawHtml, ctx: Context) -> None:
+def _component(node: d.Inline) -> bool:
+    return isinstance(node, (d.HtmlSpan, d.RawInline)) and bool(comp.html_instances(
+        f"<{node.tag}{node.attrs}>" if isinstance(node, d.HtmlSpan) else node.html, 0, 0))
+
+
+def _component_item(inst: comp.Instance) -> FigureItem:
+    """A component's static picture (drawn at build time, :mod:`slidegen.snapshot`), with its alt text."""
+    return FigureItem(inst.key, inst.attr("alt") or f"<{inst.tag}>", None, inst.line)
+
+
+def _raw_html(block: d.RawHtml, ctx: Context, items: list[Item] | None = None) -> None:
     """An HTML block: PowerPoint cannot draw it, so it is left out with a warning.
 
     A ``<style>`` (it styles the HTML page only) and a lone wrapper tag (``<div class="x">`` ...
-    ``</div>`` around Markdown, which is drawn) are left out without one.
+    ``</div>`` around Markdown, which is drawn) are left out without one. The components in it are
+    pictures (added to ``items``), the rest of the block left out.
     """
     html = block.html
+    shown = comp.block_instances(block, 0)
+    if shown and items is not None:
+        items += [_component_item(inst) for inst in shown]
+        return
     if rawhtml.is_style(html) or rawhtml.closing(html) or (rawhtml.opening(html) or ("", "", True))[2] is False:
         return
     first = html.split("\n", 1)[0]

@@ -19,6 +19,7 @@ from typing import assert_never
 
 from pptx.util import Emu, Inches, Pt
 
+from slidegen import components as comp
 from slidegen import deck as d
 from slidegen import theme
 from slidegen.errors import Diagnostic, display_path
@@ -131,6 +132,8 @@ def notes_footer(slide: d.Slide) -> tuple[str, ...]:
         lines += ["Sources of the numbers on this slide:", *(f"{key}: {text}" for key, text in known.items())]
     if slide.works and slide.layout != "references":
         lines += ["References:", *(work.reference for work in slide.works)]
+    if comp.slide_instances(slide):
+        lines.append(comp.INTERACTIVE_NOTE)
     return tuple(lines)
 
 
