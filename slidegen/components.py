@@ -40,6 +40,8 @@ from .errors import Diagnostic, display_path
 
 COMPONENTS_DIR = "components"
 MERMAID = "mermaid"
+#: Pixels per CSS pixel in the pictures of components and diagrams (a 1280 px slide drawn 2560 px wide).
+PICTURE_SCALE = 2
 #: What PowerPoint's notes of a slide with a component end with.
 INTERACTIVE_NOTE = "Interactive in the HTML deck"
 

@@ -81,4 +81,5 @@ def first_line(message: str) -> str:
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
     head = lines[0] if lines else "unknown error"
     expecting = next((line for line in lines if line.startswith("Expecting")), "")
+    head = head.rstrip(":")
     return f"{head}: {expecting}" if expecting and expecting != head else head

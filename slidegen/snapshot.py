@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 FORMAT = 1
 #: The width of a slide's body (the slide minus its side padding), in CSS px.
 BODY_WIDTH_PX = theme.WIDTH_PX - 2 * 72
-#: Pixels per CSS pixel in the pictures (a 1280 px slide drawn 2560 px wide).
-SCALE = 2
+SCALE = comp.PICTURE_SCALE
 TIMEOUT_MS = 30_000
 
 #: How many times this process launched Chromium for pictures (tests check the cache avoids it).
@@ -102,7 +101,7 @@ class Pictures:
 
         Raises :class:`~slidegen.pdf.ChromiumMissing` when a picture must be drawn and there is no browser.
         """
-        todo = self.missing(jobs)
+        todo = sorted(self.missing(jobs), key=lambda job: job.kind)  # diagrams share one page
         problems: list[Diagnostic] = []
         if todo:
             with browser() as chromium:
@@ -133,15 +132,19 @@ class Pictures:
     def _draw_one(self, page: Page, job: Job, errors: list[str]) -> bytes:
         page.set_default_timeout(TIMEOUT_MS)
         with tempfile.TemporaryDirectory(prefix="slidegen-picture-") as tmp:
-            html = Path(tmp) / "picture.html"
-            html.write_text(_page(job), encoding="utf-8")
-            page.goto(html.as_uri(), wait_until="load")
             if job.kind == "mermaid":
-                failure = page.evaluate("window.__slidegenDrawn")
+                if page.evaluate("window.__slidegenMermaid === true") is not True:  # Mermaid loaded once per page
+                    html = Path(tmp) / "diagrams.html"
+                    html.write_text(_page(job), encoding="utf-8")
+                    page.goto(html.as_uri(), wait_until="load")
+                failure = page.evaluate(_DRAW_DIAGRAM, job.body)
                 if failure:
                     raise PictureError(f"Mermaid cannot draw this diagram: {mermaid.first_line(failure)}")
                 target = page.locator("#stage svg").first
             else:
+                html = Path(tmp) / "picture.html"
+                html.write_text(_page(job), encoding="utf-8")
+                page.goto(html.as_uri(), wait_until="load")
                 page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 defined = page.evaluate(f"customElements.get({json.dumps(job.tag)}) !== undefined")
                 if not defined:
@@ -157,6 +160,12 @@ class Pictures:
                 target = page.locator("#stage")
             data: bytes = target.screenshot(type="png", animations="disabled")
             return data
+
+
+_DRAW_DIAGRAM = """text => mermaid.render('slidegen-picture', text).then(
+    r => { document.getElementById('stage').innerHTML = r.svg; return ''; },
+    e => { const stray = document.getElementById('dslidegen-picture'); if (stray) stray.remove();
+           return String((e && e.message) || e); })"""
 
 
 class PictureError(Exception):
@@ -190,10 +199,7 @@ def _page(job: Job) -> str:
     if job.kind == "mermaid":
         body = '<div class="reveal" id="stage"></div>'
         script = (f'<script src="{mermaid.script_path().as_uri()}"></script>\n<script>\n'
-                  f"mermaid.initialize({mermaid.config_json()});\n"
-                  f"window.__slidegenDrawn = mermaid.render('slidegen-picture', {json.dumps(job.body)})\n"
-                  "  .then(r => { document.getElementById('stage').innerHTML = r.svg; return ''; })\n"
-                  "  .catch(e => String((e && e.message) || e));\n</script>")
+                  f"mermaid.initialize({mermaid.config_json()});\nwindow.__slidegenMermaid = true;\n</script>")
         return _html(head, body, script)
     assert job.component is not None
     if job.component.css:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, assert_never
 
-from pptx.util import Pt
+from pptx.util import Inches, Pt
 
 from slidegen import components as comp
 from slidegen import deck as d
@@ -102,6 +102,13 @@ class FigureItem:
     alt: str
     caption: Para | None
     line: int
+    emu_per_px: int = 0
+    """The largest size of one picture pixel (0: the picture fills its room): a component or diagram
+    keeps the size it has on the HTML slide, never larger."""
+
+
+#: One pixel of a component's or diagram's picture, at the size it has on the HTML slide.
+PICTURE_EMU_PER_PX = int(Inches(theme.WIDTH_IN)) // (theme.WIDTH_PX * comp.PICTURE_SCALE)
 
 
 Item = Flow | CodeItem | TableItem | MathItem | FigureItem
@@ -246,7 +253,7 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                     _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic)
             case d.CodeBlock() if comp.is_diagram(block):
                 alt = "Diagram: " + (block.code.strip().splitlines() or [""])[0].strip()
-                items.append(FigureItem(comp.diagram_key(block.code), alt, None, block.line))
+                items.append(FigureItem(comp.diagram_key(block.code), alt, None, block.line, PICTURE_EMU_PER_PX))
             case d.CodeBlock():
                 items.append(code_item(block, ctx.sizes.code))
             case d.MathBlock():
@@ -274,7 +281,7 @@ def _component(node: d.Inline) -> bool:
 
 def _component_item(inst: comp.Instance) -> FigureItem:
     """A component's static picture (drawn at build time, :mod:`slidegen.snapshot`), with its alt text."""
-    return FigureItem(inst.key, inst.attr("alt") or f"<{inst.tag}>", None, inst.line)
+    return FigureItem(inst.key, inst.attr("alt") or f"<{inst.tag}>", None, inst.line, PICTURE_EMU_PER_PX)
 
 
 def _raw_html(block: d.RawHtml, ctx: Context, items: list[Item] | None = None) -> None:
