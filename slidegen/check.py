@@ -216,6 +216,7 @@ def _check_figures(rel: str, deck: Deck, names: Collection[str]) -> list[Diagnos
     for slide in deck.slides:
         images += [(v, slide.frontmatter_at.get(k, (slide.line, 1)))
                    for k, v in slide.frontmatter.items() if isinstance(v, str)]
+    images += [(src, (line, 1)) for src, line in components.fallbacks(deck)]  # fallback="fig:NAME"
     for block, _ in _all_blocks(deck):
         images += [(block.src, block.target_at)] if isinstance(block, Figure) else []
         images += [(n.src, n.target_at) for n in _inlines(block) if isinstance(n, Image)]

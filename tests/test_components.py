@@ -309,3 +309,15 @@ def test_the_lr_schedule_deck_helper_attributes_are_what_it_reads():
         assert f'"{name}"' in observed
     deck = parse_deck(FIXTURE / "decks" / f"{DECK}.md")
     assert deck.slides  # the fixture parses
+
+
+def test_a_fallback_must_name_a_registered_figure():
+    from slidegen.check import _check_figures
+
+    deck = parse_text('# A\n\n<lr-schedule alt="x" fallback="fig:ch05.schedulez"></lr-schedule>\n\n'
+                      '<lr-schedule alt="y" fallback="ch05.schedules"></lr-schedule>\n', Path("decks/a.md"))
+    assert [str(d) for d in _check_figures("decks/a.md", deck, {"ch05.schedules"})] == [
+        "decks/a.md:3:1: error: unknown figure 'ch05.schedulez' (did you mean 'ch05.schedules'?)"]
+    found = components.discover(REPO)
+    assert [str(d) for d in components.deck_problems(deck, found)] == [
+        "decks/a.md:5:1: error: <lr-schedule> fallback='ch05.schedules' must name a figure: fallback=\"fig:NAME\""]
