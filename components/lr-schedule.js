@@ -12,7 +12,7 @@
 
   const SVG = "http://www.w3.org/2000/svg";
   const SCHEDULES = ["constant", "cosine", "wsd"];
-  const W = 600, H = 200, LEFT = 64, RIGHT = 12, TOP = 14, BOTTOM = 34;
+  const W = 600, H = 170, LEFT = 64, RIGHT = 12, TOP = 14, BOTTOM = 34;
 
   // Python's round(): halves go to the even neighbour (round(2.5) == 2).
   function roundHalfEven(x) {
