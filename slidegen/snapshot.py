@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,12 +63,22 @@ class Job:
     component: Component | None = None
     tag: str = ""
 
+    @cached_property
     def digest(self) -> str:
         """The cache key: the code, the element or diagram, the theme, the format."""
         h = hashlib.sha256(f"{FORMAT}\0{self.kind}\0{SCALE}\0{BODY_WIDTH_PX}\0".encode())
         h.update(self.component.code() if self.component else mermaid.version().encode())
         h.update(b"\0" + self.body.encode() + b"\0" + theme_css().encode())
         return h.hexdigest()[:24]
+
+    @property
+    def what(self) -> str:
+        """How errors name it: ``<lr-schedule>`` or ``the Mermaid diagram``."""
+        return f"<{self.tag}>" if self.kind == "component" else "the Mermaid diagram"
+
+
+def _new_page(chromium: Browser) -> Page:
+    return chromium.new_page(viewport={"width": theme.WIDTH_PX, "height": theme.HEIGHT_PX}, device_scale_factor=SCALE)
 
 
 def component_job(instance: Instance, component: Component, path: str) -> Job:
@@ -86,14 +97,14 @@ class Pictures:
         self.cache_dir = Path(cache_dir)
 
     def cached(self, job: Job) -> Path:
-        return self.cache_dir / f"{job.digest()}.png"
+        return self.cache_dir / f"{job.digest}.png"
 
     def missing(self, jobs: Sequence[Job]) -> list[Job]:
         """The jobs whose picture is not in the cache yet (each once)."""
         out: dict[str, Job] = {}
         for job in jobs:
             if not self.cached(job).is_file():
-                out.setdefault(job.digest(), job)
+                out.setdefault(job.digest, job)
         return list(out.values())
 
     def draw(self, jobs: Sequence[Job]) -> tuple[dict[str, Path], list[Diagnostic]]:
@@ -104,15 +115,20 @@ class Pictures:
         todo = sorted(self.missing(jobs), key=lambda job: job.kind)  # diagrams share one page
         problems: list[Diagnostic] = []
         if todo:
+            from playwright.sync_api import Error as PlaywrightError
+
             with browser() as chromium:
-                page = chromium.new_page(viewport={"width": theme.WIDTH_PX, "height": theme.HEIGHT_PX},
-                                         device_scale_factor=SCALE)
+                page = _new_page(chromium)
                 try:
                     for job in todo:
                         try:
                             atomic_write(self.cached(job), self._shot(page, job))
-                        except PictureError as error:
-                            problems.append(Diagnostic(job.path, job.line, 1, str(error)))
+                        except (PictureError, PlaywrightError) as error:
+                            message = str(error) if isinstance(error, PictureError) else (
+                                f"{job.what} could not be drawn: {str(error).strip().splitlines()[0]}")
+                            problems.append(Diagnostic(job.path, job.line, 1, message))
+                            page.close()  # a page that hung or failed is not reused
+                            page = _new_page(chromium)
                 finally:
                     page.close()
         return {job.key: self.cached(job) for job in jobs if self.cached(job).is_file()}, problems
@@ -153,8 +169,7 @@ class Pictures:
                 target = page.locator(f"#stage > {job.tag}").first
             page.evaluate("document.fonts.ready.then(() => true)")
             if errors:
-                what = f"<{job.tag}>" if job.kind == "component" else "the Mermaid diagram"
-                raise PictureError(f"{what} threw while drawing its picture: {errors[0]}")
+                raise PictureError(f"{job.what} threw while drawing its picture: {errors[0]}")
             box = target.bounding_box()
             if not box or box["width"] < 1 or box["height"] < 1:
                 target = page.locator("#stage")
