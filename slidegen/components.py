@@ -194,7 +194,10 @@ def block_instances(block: Block, slide: int) -> list[Instance]:
     out = []
     for node in walk_inlines(block_inlines(block)):
         if isinstance(node, HtmlSpan) and is_custom_tag(node.tag):
-            out.append(Instance(node.tag, parse_attrs(node.attrs), node.attrs, line, slide))
+            at = line
+            if node.refs and node.refs[0].line:  # a reference knows its line: the tag starts above it
+                at = node.refs[0].line - node.attrs.count("\n", 0, node.refs[0].span[0])
+            out.append(Instance(node.tag, parse_attrs(node.attrs), node.attrs, at, slide))
         elif isinstance(node, RawInline):
             out += html_instances(node.html, line, slide)
     return out

@@ -321,3 +321,10 @@ def test_a_fallback_must_name_a_registered_figure():
     found = components.discover(REPO)
     assert [str(d) for d in components.deck_problems(deck, found)] == [
         "decks/a.md:5:1: error: <lr-schedule> fallback='ch05.schedules' must name a figure: fallback=\"fig:NAME\""]
+
+
+def test_an_element_inside_a_paragraph_is_located_at_its_own_line():
+    deck = parse_text('# A\n\nSome text\nmore <unit-scale\n  alt="x"\n  value="{{ ch90.nope }}"></unit-scale>\n',
+                      Path("decks/a.md"))
+    bound, _ = bind_deck(deck, Results.read(FIXTURE / "results" / "results.md"))
+    assert [(i.tag, i.line) for i in components.instances(bound)] == [("unit-scale", 4)]
