@@ -67,6 +67,19 @@ def config_json() -> str:
     return json.dumps(config(), sort_keys=True)
 
 
+_ACC_RE = re.compile(r"^\s*(accDescr|accTitle)\s*:\s*(.+?)\s*$", re.MULTILINE)
+
+
+def alt_text(code: str) -> str:
+    """A diagram's alt text: its ``accDescr`` (or ``accTitle``), Mermaid's own accessibility lines, else its
+    kind (``Diagram: flowchart LR``)."""
+    found = dict((m.group(1), m.group(2)) for m in _ACC_RE.finditer(code))
+    if found:
+        return found.get("accDescr") or found["accTitle"]
+    first = next((line.strip() for line in code.splitlines() if line.strip() and not line.strip().startswith("%%")), "")
+    return f"Diagram: {first}"
+
+
 _LINE_RE = re.compile(r"\bline (\d+)\b", re.IGNORECASE)
 
 

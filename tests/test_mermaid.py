@@ -37,6 +37,15 @@ def test_a_mermaid_fence_is_a_diagram_box_and_the_page_loads_mermaid_only_then(t
     assert components.diagram_key("flowchart LR").startswith("mermaid:")
 
 
+def test_a_diagrams_alt_text_is_its_accessible_description_else_its_kind():
+    from slidegen import mermaid
+
+    assert mermaid.alt_text("flowchart LR\n  accTitle: Data flow\n  accDescr: Data goes to the model\n  a --> b") == (
+        "Data goes to the model")
+    assert mermaid.alt_text("%% a comment\nflowchart LR\n  accTitle: Data flow\n  a --> b") == "Data flow"
+    assert mermaid.alt_text("%% a comment\nsequenceDiagram\n  A->>B: x") == "Diagram: sequenceDiagram"
+
+
 def test_mermaid_is_copied_into_the_assets_only_when_a_page_draws_diagrams(tmp_path):
     html.copy_assets(tmp_path / "a")
     assert not (tmp_path / "a" / "assets" / "mermaid.min.js").exists()

@@ -20,7 +20,7 @@ from pptx.util import Inches, Pt
 
 from slidegen import components as comp
 from slidegen import deck as d
-from slidegen import rawhtml, theme
+from slidegen import mermaid, rawhtml, theme
 from slidegen.errors import SlidegenError
 from slidegen.highlight import tokens
 from slidegen.pptx import texmath
@@ -252,8 +252,8 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                 for i, item in enumerate(block.items):
                     _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic)
             case d.CodeBlock() if comp.is_diagram(block):
-                alt = "Diagram: " + (block.code.strip().splitlines() or [""])[0].strip()
-                items.append(FigureItem(comp.diagram_key(block.code), alt, None, block.line, PICTURE_EMU_PER_PX))
+                items.append(FigureItem(comp.diagram_key(block.code), mermaid.alt_text(block.code), None, block.line,
+                                        PICTURE_EMU_PER_PX))
             case d.CodeBlock():
                 items.append(code_item(block, ctx.sizes.code))
             case d.MathBlock():
