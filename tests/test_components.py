@@ -130,6 +130,7 @@ def built(tmp_path_factory):
     return root
 
 
+@pytest.mark.browser
 def test_each_instance_is_a_picture_with_its_alt_text_in_powerpoint(built):
     prs = Presentation(str(built / "build" / "pptx" / f"{DECK}.pptx"))
     slides = list(prs.slides)
@@ -143,6 +144,7 @@ def test_each_instance_is_a_picture_with_its_alt_text_in_powerpoint(built):
     assert "Interactive" not in slides[0].notes_slide.notes_text_frame.text
 
 
+@pytest.mark.browser
 def test_an_unchanged_second_build_launches_no_browser(built):
     before = snapshot.launches
     pictures = sorted((built / "build" / "cache" / "pictures").glob("*.png"))
@@ -153,6 +155,7 @@ def test_an_unchanged_second_build_launches_no_browser(built):
     assert sorted((built / "build" / "cache" / "pictures").glob("*.png")) == pictures
 
 
+@pytest.mark.browser
 def test_a_changed_attribute_draws_only_that_picture_again(built, tmp_path):
     root = copy_fixture(tmp_path / "p")
     shutil.copytree(built / "build" / "cache", root / "build" / "cache")
@@ -165,6 +168,7 @@ def test_a_changed_attribute_draws_only_that_picture_again(built, tmp_path):
     assert len(list((root / "build" / "cache" / "pictures").glob("*.png"))) == 5
 
 
+@pytest.mark.browser
 def test_a_component_that_throws_while_drawing_is_a_located_build_error(built, tmp_path):
     root = copy_fixture(tmp_path / "p")
     shutil.copytree(built / "build" / "cache", root / "build" / "cache")  # only the new picture is drawn
@@ -211,6 +215,7 @@ def open_deck(page, root: Path, slide: int) -> None:
     page.evaluate(f"Reveal.configure({{transition: 'none'}}); Reveal.slide({slide})")
 
 
+@pytest.mark.browser
 def test_the_html_deck_loads_each_component_once_from_its_assets(built):
     page = (built / "build" / "html" / f"{DECK}.html").read_text()
     assert page.count('<script src="assets/components/tally-counter.js">') == 1
@@ -221,6 +226,7 @@ def test_the_html_deck_loads_each_component_once_from_its_assets(built):
     assert 'value="2.5"' in page  # the bound number, as the slide shows it
 
 
+@pytest.mark.browser
 def test_both_components_are_upgraded_and_answer_mouse_and_keyboard(built, page):
     open_deck(page, built, 1)
     assert page.evaluate("['tally-counter', 'unit-scale'].map(t => customElements.get(t) !== undefined)") == [True] * 2
@@ -237,6 +243,7 @@ def test_both_components_are_upgraded_and_answer_mouse_and_keyboard(built, page)
     assert not page.problems, page.problems
 
 
+@pytest.mark.browser
 def test_a_component_that_throws_fails_the_browser_check(built, page, tmp_path):
     html = built / "build" / "html" / f"{DECK}.html"
     broken = html.with_name("broken.html")
@@ -252,6 +259,7 @@ def test_a_component_that_throws_fails_the_browser_check(built, page, tmp_path):
 # --------------------------------------------------------------------------- lr-schedule
 
 
+@pytest.mark.browser
 def test_lr_schedule_equals_the_python_schedule(browser):
     from model.train import TrainConfig, lr_at
 
@@ -278,6 +286,7 @@ def test_lr_schedule_equals_the_python_schedule(browser):
     page.close()
 
 
+@pytest.mark.browser
 def test_lr_schedule_draws_prints_its_state_and_keeps_its_keys(browser):
     page = browser.new_page()
     errors: list[str] = []

@@ -63,6 +63,7 @@ def built(tmp_path_factory):
     return root
 
 
+@pytest.mark.browser
 def test_an_unparseable_diagram_is_a_located_check_error(built, tmp_path):
     root = tmp_path / "p"
     shutil.copytree(FIXTURE, root)
@@ -79,6 +80,7 @@ def test_an_unparseable_diagram_is_a_located_check_error(built, tmp_path):
     assert snapshot.launches == before  # everything parsed before: no browser
 
 
+@pytest.mark.browser
 def test_each_diagram_is_a_picture_in_powerpoint(built):
     prs = Presentation(str(built / "build" / "pptx" / f"{DECK}.pptx"))
     slides = list(prs.slides)
@@ -88,6 +90,7 @@ def test_each_diagram_is_a_picture_in_powerpoint(built):
         assert not [s for s in slides[number - 1].shapes if s.has_text_frame and "-->" in s.text_frame.text]
 
 
+@pytest.mark.browser
 def test_the_pdf_prints_the_drawn_diagrams(built):
     pdftotext = needs.tool("pdftotext", "poppler-utils")
     pdf = built / "build" / "pdf" / f"{DECK}.pdf"
@@ -108,6 +111,7 @@ def browser():
         chromium.close()
 
 
+@pytest.mark.browser
 def test_diagrams_are_svg_in_the_page_offline_without_errors(built, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     problems: list[str] = []
