@@ -19,6 +19,12 @@ per slide in document order. A code block's highlight steps (```` ```py {2-3|5} 
 ``fragment custom`` markers, invisible by themselves: a few lines of script in the page
 count the markers shown and mark the lines of that step (``.line.hl``). All markers shown
 (the final click, or a print with ``pdfSeparateFragments: false``) means the last step.
+
+The project's components (:mod:`slidegen.components`) a deck uses are loaded from
+``assets/components/``, each script and stylesheet once; their tags pass through as the author
+wrote them, attributes bound. A ```` ```mermaid ```` fence is a ``.mermaid-diagram`` box holding
+its text, which the page's script draws with Mermaid before reveal.js starts (so the print view,
+and the PDF, show the drawn diagram).
 """
 
 from __future__ import annotations
