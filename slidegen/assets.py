@@ -2,9 +2,10 @@
 
 Everything sits next to the page, so the output opens from ``file://`` with no network at
 all: :func:`copy_assets` fills ``assets/`` with reveal.js and KaTeX (from ``node_modules``),
-the theme's CSS and Pygments' colours, Mermaid and the project's components when pages use them; :func:`copy_media` copies a deck's pictures to
-``media/STEM-HASH.EXT``, the names the HTML and Markdown writers both link to. A file is
-written only when it is missing or its content differs, so rebuilding is cheap.
+the theme's CSS and Pygments' colours, and Mermaid and the project's components when pages
+use them; :func:`copy_media` copies a deck's pictures to ``media/STEM-HASH.EXT``, the names
+the HTML and Markdown writers both link to. A file is written only when it is missing or its
+content differs, so rebuilding is cheap.
 """
 
 from __future__ import annotations
