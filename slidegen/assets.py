@@ -2,9 +2,10 @@
 
 Everything sits next to the page, so the output opens from ``file://`` with no network at
 all: :func:`copy_assets` fills ``assets/`` with reveal.js and KaTeX (from ``node_modules``),
-the theme's CSS and Pygments' colours; :func:`copy_media` copies a deck's pictures to
-``media/STEM-HASH.EXT``, the names the HTML and Markdown writers both link to. A file is
-written only when it is missing or its content differs, so rebuilding is cheap.
+the theme's CSS and Pygments' colours, and Mermaid and the project's components when pages
+use them; :func:`copy_media` copies a deck's pictures to ``media/STEM-HASH.EXT``, the names
+the HTML and Markdown writers both link to. A file is written only when it is missing or its
+content differs, so rebuilding is cheap.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from .errors import UsageError
 
 ASSETS_DIR = "assets"
 MEDIA_DIR = "media"
+#: Where the project's components are copied, inside ``assets/``.
+COMPONENTS_ASSETS = "components"
 
 #: Files copied from node_modules: (package-relative source, name in assets/).
 _VENDOR_FILES = (
@@ -60,8 +63,12 @@ def find_node_modules(starts: Sequence[Path] | None = None) -> Path:
     raise AssetsMissing()
 
 
-def copy_assets(out_dir: Path) -> None:
-    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS."""
+def copy_assets(out_dir: Path, components: Sequence[Path] = (), mermaid: bool = False) -> None:
+    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS.
+
+    ``components``: the component files (``components/NAME.js`` and ``.css``) the pages load, copied to
+    ``assets/components/``; ``mermaid``: a page draws diagrams, so Mermaid is copied too.
+    """
     modules = find_node_modules()
     katex_dist = modules / "katex" / "dist"
     if not (katex_dist / "katex.min.js").is_file():
@@ -75,6 +82,13 @@ def copy_assets(out_dir: Path) -> None:
         sync(assets / "fonts" / font.name, font.read_bytes())
     sync(assets / "theme.css", theme_css().encode())
     sync(assets / "pygments.css", pygments_css().encode())
+    for path in components:
+        sync(assets / COMPONENTS_ASSETS / Path(path).name, Path(path).read_bytes())
+    if mermaid:
+        script = modules / "mermaid" / "dist" / "mermaid.min.js"
+        if not script.is_file():
+            raise AssetsMissing("Mermaid not found: run `npm ci` (or `make setup`)")
+        sync(assets / "mermaid.min.js", script.read_bytes())
 
 
 def woff2_only(css: str) -> str:
