@@ -11,6 +11,7 @@ content differs, so rebuilding is cheap.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -22,7 +23,7 @@ from pygments.formatters import HtmlFormatter
 
 from . import theme
 from .atomic import atomic_write
-from .errors import UsageError
+from .errors import SlidegenError, UsageError
 
 ASSETS_DIR = "assets"
 MEDIA_DIR = "media"
@@ -139,6 +140,25 @@ def copy_media(media: Mapping[str, Path], out_dir: Path) -> dict[str, str]:
         name = f"{stem}-{digest}{Path(path).suffix.lower()}"
         sync(Path(out_dir) / MEDIA_DIR / name, data)
         urls[src] = f"{MEDIA_DIR}/{quote(name)}"
+    return urls
+
+
+def copy_runs(runs: Mapping[str, Path], out_dir: Path) -> list[str]:
+    """Write each run record as ``out_dir/media/runs/ID-HASH.js``, a script that puts it in
+    ``window.SLIDEGEN_RUNS`` (a page opened from disk may load scripts, not fetch JSON); their URLs."""
+    urls: list[str] = []
+    for run, path in sorted(runs.items()):
+        record = Path(path).read_text(encoding="utf-8")
+        try:
+            json.loads(record)
+        except ValueError as error:
+            raise SlidegenError(path, 1, 1, f"run record is not JSON ({error}); `slidegen run {run} --force` "
+                                "records it again") from None
+        data = ("window.SLIDEGEN_RUNS = window.SLIDEGEN_RUNS || {};\n"
+                f"window.SLIDEGEN_RUNS[{json.dumps(run)}] = {record.strip()};\n").encode()
+        name = f"{run}-{hashlib.sha256(data).hexdigest()[:12]}.js"
+        sync(Path(out_dir) / MEDIA_DIR / "runs" / name, data)
+        urls.append(f"{MEDIA_DIR}/runs/{quote(name)}")
     return urls
 
 

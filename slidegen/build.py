@@ -234,7 +234,7 @@ def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, i
     if "html" in formats or "pdf" in formats or "png" in formats:
         from . import html
 
-        written.append(("html", html.write_deck(deck, stage / "html", media.html, found)))
+        written.append(("html", html.write_deck(deck, stage / "html", media.html, found, media.runs)))
     for flavor in ("md", "marp"):
         if flavor in formats:
             from . import markdown_out

@@ -103,6 +103,8 @@ def check_decks(
             diagnostics += problems
             bound.append(deck)
         diagnostics += components.deck_problems(deck, found, rel)
+        diagnostics += [Diagnostic(rel, line, 1, problem) for run, line in components.run_refs(deck)
+                        if (problem := components.run_problem(run, root / "results" / "runs"))]
         diagnostics += _check_links(rel, deck, deck_files, index, shown)
         diagnostics += key_warnings(rel, deck)
         if figure_names is not None:

@@ -9,8 +9,10 @@ PowerPoint gets a picture of each instance (:mod:`slidegen.snapshot`), found und
 (:func:`diagram_key`).
 
 Attributes slidegen reads itself: ``alt`` (required: the picture's alt text), ``print-state``
-(the state the picture shows; the element interprets it) and ``fallback="fig:NAME"`` (the figure
-PowerPoint shows when no Chromium can draw the picture).
+(the state the picture shows; the element interprets it), ``fallback="fig:NAME"`` (the figure
+PowerPoint shows when no Chromium can draw the picture) and ``run="ch01.trainer"`` (the page
+defines ``window.SLIDEGEN_RUNS["ch01.trainer"]``, that experiment's record from
+``results/runs/``, before any component script runs: a component reads a run as a figure does).
 """
 
 from __future__ import annotations
@@ -260,3 +262,24 @@ def fallbacks(deck: Deck) -> Iterator[tuple[str, int]]:
         fallback = inst.attr("fallback")
         if fallback and fallback.startswith("fig:"):
             yield fallback, inst.line
+
+
+RUN_ID_RE = re.compile(r"[a-z][a-z0-9]*(?:\.[a-z0-9_-]+)+")
+
+
+def run_refs(deck: Deck) -> Iterator[tuple[str, int]]:
+    """Every ``run="ID"`` of the deck's components, with its line (records the page must define)."""
+    for inst in instances(deck):
+        run = inst.attr("run")
+        if run is not None:
+            yield run, inst.line
+
+
+def run_problem(run: str, runs_dir: Path) -> str | None:
+    """Why ``run="RUN"`` cannot be given to a component (``None``: it can)."""
+    if not RUN_ID_RE.fullmatch(run):
+        return f"run='{run}' must name an experiment, like run=\"ch01.default\""
+    if not (runs_dir / f"{run}.json").is_file():
+        return (f"run '{run}' has no record (looked for {runs_dir / (run + '.json')}); "
+                f"`slidegen run {run}` records it")
+    return None

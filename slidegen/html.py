@@ -42,7 +42,7 @@ from pygments.formatters import HtmlFormatter
 
 from . import components as comp
 from . import mermaid, rawhtml, theme
-from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, templates
+from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
 from .atomic import atomic_write
 from .deck import (
@@ -528,9 +528,11 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     )
 
 
-def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[comp.Component] = ()) -> str:
+def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[comp.Component] = (),
+                run_scripts: Sequence[str] = ()) -> str:
     """The whole page for ``deck``; ``media_urls`` maps each image ``src`` to its URL; ``components``: the
-    project's components the deck uses (each script and stylesheet loaded once)."""
+    project's components the deck uses (each script and stylesheet loaded once); ``run_scripts``: the
+    URLs of the run records they read (:func:`slidegen.assets.copy_runs`), loaded before them."""
     chapter = deck.headmatter.get("chapter")
     folder = f"{ASSETS_DIR}/{COMPONENTS_ASSETS}"
     scripts = [f"{folder}/{quote(c.script.name)}" for c in components]
@@ -547,7 +549,7 @@ def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[
         height=theme.HEIGHT_PX,
         dark_background=theme.ACCENT_DARK_BG,
         background=theme.BACKGROUND,
-        component_scripts=scripts,
+        component_scripts=[*run_scripts, *scripts],
         component_styles=styles,
         mermaid_script=f"{ASSETS_DIR}/{mermaid.SCRIPT}" if diagrams else None,
         mermaid_config=Markup(mermaid.config_json()),
@@ -555,18 +557,20 @@ def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[
 
 
 def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path],
-               components: Sequence[comp.Component] = ()) -> Path:
+               components: Sequence[comp.Component] = (), runs: Mapping[str, Path] | None = None) -> Path:
     """Write ``out_dir/SLUG.html`` (atomically) and copy its media into ``out_dir/media``.
 
     ``components`` are the project's components (:func:`slidegen.components.discover`); the page loads
     those the deck uses, from ``assets/components/`` (:func:`slidegen.assets.copy_assets` copies them).
+    ``runs`` are the run records they read (``run="ID"`` -> ``results/runs/ID.json``), written beside the media.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     urls = copy_media(media, out_dir)
+    run_scripts = copy_runs(runs or {}, out_dir)
     target = out_dir / f"{deck.slug}.html"
     used = comp.used(deck, {c.name: c for c in components})
-    atomic_write(target, render_deck(deck, urls, used).encode("utf-8"))
+    atomic_write(target, render_deck(deck, urls, used, run_scripts).encode("utf-8"))
     return target
 
 
