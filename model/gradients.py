@@ -31,11 +31,13 @@ def per_example_grads(model: Decoder, x: torch.Tensor, y: torch.Tensor, chunk: i
         logits = functional_call(model, p, (xi[None],))  # (1, T, V)
         return cross_entropy(logits, yi[None], model.cfg.z_loss)
 
-    one = vmap(grad(window_loss), in_dims=(None, 0, 0))
+    # #region per-window
+    one = vmap(grad(window_loss), in_dims=(None, 0, 0))  # grad of one window's loss, mapped over windows
     rows = []
     for start in range(0, len(x), chunk):
         g = one(params, x[start : start + chunk], y[start : start + chunk])
         rows.append(torch.cat([g[k].reshape(g[k].shape[0], -1) for k in params], dim=1))
+    # #endregion per-window
     return torch.cat(rows)
 
 
@@ -59,6 +61,9 @@ def noise_scale(g: torch.Tensor) -> NoiseScale:
     n = g.shape[0]
     if n < 2:
         raise ValueError(f"need at least two per-example gradients, got {n}")
-    mean = g.mean(dim=0)
-    trace = float((g - mean).square().sum()) / (n - 1)
-    return NoiseScale(trace_sigma=trace, grad_sq=float(mean.square().sum()) - trace / n, n=n)
+    # #region noise-scale
+    mean = g.mean(dim=0)  # ḡ: the batch gradient of N windows
+    trace = float((g - mean).square().sum()) / (n - 1)  # tr(Σ): summed variance of one window's gradient
+    grad_sq = float(mean.square().sum()) - trace / n  # |G|²: |ḡ|² less the noise it carries
+    # #endregion noise-scale
+    return NoiseScale(trace_sigma=trace, grad_sq=grad_sq, n=n)

@@ -97,9 +97,12 @@ def critical_batch(batches: Sequence[float], steps: Sequence[float]) -> tuple[fl
 
 def normalised_step_rms(exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, t: int, betas, eps: float) -> torch.Tensor:
     """Root mean square of Adam's step before the learning rate, m̂ / (√v̂ + eps), per model (M,)."""
-    m_hat = exp_avg.double() / (1 - betas[0] ** t)
-    v_hat = exp_avg_sq.double() / (1 - betas[1] ** t)
-    return (m_hat / (v_hat.sqrt() + eps)).square().mean(dim=1).sqrt()
+    # #region adam-step
+    m_hat = exp_avg.double() / (1 - betas[0] ** t)  # the gradient's running mean, bias-corrected
+    v_hat = exp_avg_sq.double() / (1 - betas[1] ** t)  # its running mean square: after t updates, t samples
+    step = m_hat / (v_hat.sqrt() + eps)  # what AdamW multiplies by the learning rate
+    # #endregion adam-step
+    return step.square().mean(dim=1).sqrt()
 
 
 def _paired(a: np.ndarray, b: np.ndarray, unit: str, what: str) -> Measurement:
