@@ -211,7 +211,8 @@ def batch(runs):
         )
         a.axvline(b_crit, color=theme.PALETTE[1], linestyle=":", linewidth=1.5)
     for x in B[~ok]:
-        a.annotate("not\nreached", (x, mean[ok].min()), ha="center", fontsize=13, color=theme.PALETTE[1])
+        a.annotate("not\nreached", (x, 0.97), xycoords=("data", "axes fraction"), ha="center", va="top",
+                   fontsize=13, color=theme.PALETTE[1])  # fmt: skip
     a.set_xscale("log", base=2)
     a.set_yscale("log")
     a.set_xlabel("batch (windows of 16 characters)")

@@ -474,18 +474,36 @@ def batch(ctx: RunContext) -> Outcome:
         done = k / len(cfg.ladders)
         res = train_many(ModelConfig(), runs, corpus, workers=1,
                          on_eval=progress(ctx, t, done, 1 / len(cfg.ladders)))  # fmt: skip
-        final = _final(res).reshape(len(rates), S)
-        val = _val(res).reshape(len(rates), S, -1)
-        L = len(ladder)
-        means = np.where(np.isfinite(final[:L]).all(axis=1), final[:L].mean(axis=1), np.inf)
-        i = int(means.argmin())
+        final = list(_final(res).reshape(len(rates), S))
+        val = list(_val(res).reshape(len(rates), S, -1))
+        # a best rate at either end of the rates tried is not tuned: add the sweep's next rung beyond it
+        for _ in range(2):
+            means = [f.mean() if np.isfinite(f).all() else np.inf for f in final]
+            best = rates[int(np.argmin(means))]
+            if min(rates) < best < max(rates):
+                break
+            beyond = [r for r in RATES if (r < best if best == min(rates) else r > best)]
+            if not beyond:
+                break
+            new = max(beyond) if best == min(rates) else min(beyond)
+            more = train_many(ModelConfig(), [replace(t, lr=new, seed=s) for s in ctx.seeds], corpus, workers=1)
+            rates.append(new)
+            final.append(_final(more))
+            val.append(_val(more))
+        if linear is not None:  # the linear rule's rate goes last
+            j = rates.index(linear)
+            rates.append(rates.pop(j))
+            final.append(final.pop(j))
+            val.append(val.pop(j))
+        means = [f.mean() if np.isfinite(f).all() else np.inf for f in final]
+        i = int(np.argmin(means))
         if base_lr is None:
-            base_b, base_lr = B, float(ladder[i])
+            base_b, base_lr = B, float(rates[i])
         st = res[0].curves["step"]
         rows.append({
-            "batch": B, "steps": steps, "rates": rates, "best": i, "final": final, "val": val, "step": st,
-            "to_target": np.array([steps_to(st, v, cfg.target) for v in val[i]]),
-            "linear": linear, "edge": i in (0, L - 1),
+            "batch": B, "steps": steps, "rates": rates, "best": i, "final": np.array(final), "val": np.array(val),
+            "step": st, "to_target": np.array([steps_to(st, v, cfg.target) for v in val[i]]),
+            "linear": linear, "edge": rates[i] in (min(rates), max(rates)),
         })  # fmt: skip
     m: dict[str, Measurement] = {
         "ch05.batch.budget": exact(cfg.budget, "characters", "training characters of every batch size's run"),
@@ -522,17 +540,27 @@ def batch(ctx: RunContext) -> Outcome:
     m["ch05.batch.reached"] = exact(len(reached), "batch sizes", "batch sizes whose best run reaches the target")
     if breaks is not None:
         m["ch05.linear.breaks_at"] = exact(breaks, "windows", "first batch where the linear rule misses the margin")
+    stop = 0.75  # doubling "stops halving the steps" once it saves less than a quarter of them
+    m["ch05.bcrit.stop_ratio"] = exact(stop, "", "a doubling that keeps more than this share of the steps", 2)
     for a, b in zip(reached, reached[1:], strict=False):
         ratio = b["to_target"] / a["to_target"]
         m[f"ch05.batch.b{b['batch']}.step_ratio"] = measured(
             ratio, "", f"steps to target at batch {b['batch']} over batch {a['batch']} (0.5: perfect scaling)", 2
         )
+        if "ch05.bcrit.doubling" not in m and ratio.mean() > stop:
+            m["ch05.bcrit.doubling"] = exact(a["batch"], "windows", "last batch before a doubling stops paying")
     if len(reached) >= 3:
-        s_min, b_crit = critical_batch([r["batch"] for r in reached], [r["to_target"].mean() for r in reached])
+        sizes = [float(r["batch"]) for r in reached]
+        need = [float(r["to_target"].mean()) for r in reached]
+        slope, s_min = np.polyfit(1 / np.array(sizes), need, 1, w=1 / np.array(need))  # relative errors
+        b_crit = slope / s_min
         m |= {
             "ch05.bcrit.windows": exact(b_crit, "windows", "critical batch B_crit from S = S_min (1 + B_crit / B)", 2),
             "ch05.bcrit.chars": exact(b_crit * T, "characters", "the critical batch in characters", 2),
             "ch05.bcrit.s_min": exact(s_min, "steps", "S_min: steps to target at an infinite batch (fit)", 2),
+            "ch05.bcrit.unweighted": exact(
+                critical_batch(sizes, need)[1], "windows", "the same fit by absolute rather than relative errors", 2
+            ),
         }
     return Outcome(
         measurements=m,
