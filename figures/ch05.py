@@ -51,15 +51,15 @@ def sweep(runs):
     ax.scatter([rates[best]], [mean[best]], s=220, facecolor="none", edgecolor=theme.PALETTE[1], linewidth=2.5,
                zorder=4, label=f"best, {_lr(rates[best])}")  # fmt: skip
     for i in np.flatnonzero(~ok):
-        ax.annotate("loss rises above\nits start", (rates[i], final[i].max()), xytext=(-10, 10),
-                    textcoords="offset points", ha="right", fontsize=14, color=theme.PALETTE[1])  # fmt: skip
+        ax.annotate("blows up: loss\nabove its start", (rates[i], final[i].max()), xytext=(-12, -6),
+                    textcoords="offset points", ha="right", va="top", fontsize=14, color=theme.PALETTE[1])  # fmt: skip
     ax.axvline(2e-3, color=theme.MUTED, linestyle=":", linewidth=1.5)
     ax.annotate("default run's rate", (2e-3, ax.get_ylim()[1]), xytext=(4, -4), textcoords="offset points",
                 va="top", fontsize=14, color=theme.MUTED)  # fmt: skip
     ax.set_xscale("log")
     ax.set_xlabel("peak learning rate (AdamW, warmup 100 + cosine, 2,000 steps)")
     ax.set_ylabel("final validation loss (nats/char)")
-    ax.legend(loc="upper center")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.6, 0.95))
     return fig
 
 
@@ -255,9 +255,12 @@ def noise(runs):
     if "ch05.bcrit.windows" in batch.measurements:
         b_crit = _value(batch, "ch05.bcrit.windows")
         ax.axhline(b_crit, color=theme.MUTED, linestyle=":", linewidth=1.5)
-        ax.annotate("critical batch, measured", (vl.max(), b_crit), xytext=(0, 4), textcoords="offset points",
-                    ha="right", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
-    ax.axvline(float(run["target"]), color=theme.PALETTE[4], linestyle="--", linewidth=1.5)
+        ax.annotate("critical batch (batch experiment)", (vl.max(), b_crit), xytext=(4, 4),
+                    textcoords="offset points", ha="left", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+    target = float(run["target"])
+    ax.axvline(target, color=theme.PALETTE[4], linestyle="--", linewidth=1.5)
+    ax.annotate("target loss", (target, 0.03), xycoords=("data", "axes fraction"), xytext=(-4, 0),
+                textcoords="offset points", ha="right", color=theme.PALETTE[4], fontsize=14)  # fmt: skip
     ax.set_yscale("log")
     ax.invert_xaxis()
     ax.set_xlabel("validation loss (nats/char); training runs left to right")
