@@ -192,8 +192,6 @@ def branch(runs):
 @figure("ch05.batch", runs=("ch05.batch",))
 def batch(runs):
     """Steps and characters to the target loss against the batch, each batch at its own best rate."""
-    from model.experiments.ch05_lr import critical_batch
-
     run = runs["ch05.batch"]
     B, to = run["batch"], run["to_target"]
     ok = np.isfinite(to).all(axis=1)
@@ -202,22 +200,21 @@ def batch(runs):
     a.errorbar(B[ok], mean[ok], yerr=to[ok].std(axis=1, ddof=1), marker="o", color=theme.PALETTE[0], capsize=4,
                label="measured (own best rate)")  # fmt: skip
     if ok.sum() >= 3:
-        s_min, b_crit = critical_batch(B[ok], mean[ok])
+        b_crit = _value(run, "ch05.bcrit.windows")  # the experiment's fit, by relative error
+        s_min = _value(run, "ch05.bcrit.s_min")
         grid = np.geomspace(B[0], B[-1], 100)
         a.plot(grid, s_min * (1 + b_crit / grid), color=theme.PALETTE[1], linestyle="--",
-               label=f"S_min (1 + B_crit/B), B_crit = {b_crit:.0f}")  # fmt: skip
-        a.plot(
-            grid, mean[ok][0] * B[ok][0] / grid, color=theme.MUTED, linestyle=":", label="perfect: 2x batch, ½ steps"
-        )
-        a.axvline(b_crit, color=theme.PALETTE[1], linestyle=":", linewidth=1.5)
-    for x in B[~ok]:
-        a.annotate("not\nreached", (x, 0.97), xycoords=("data", "axes fraction"), ha="center", va="top",
-                   fontsize=13, color=theme.PALETTE[1])  # fmt: skip
+               label=f"fit, B_crit = {b_crit:.0f}")  # fmt: skip
+        a.plot(grid, mean[ok][0] * B[ok][0] / grid, color=theme.MUTED, linestyle=":", label="perfect scaling")
+    if (~ok).any():
+        missed = ", ".join(str(int(x)) for x in B[~ok])
+        a.text(0.97, 0.97, f"{missed}: target\nnot reached", transform=a.transAxes, ha="right", va="top",
+               fontsize=13, color=theme.PALETTE[1])  # fmt: skip
     a.set_xscale("log", base=2)
     a.set_yscale("log")
     a.set_xlabel("batch (windows of 16 characters)")
     a.set_ylabel("steps to the target")
-    a.legend(loc="upper right", fontsize=13)
+    a.legend(loc="lower left", fontsize=13)
     b.plot(B[ok], mean[ok] * B[ok] * 16, marker="s", color=theme.PALETTE[2], linestyle="-.")
     b.set_xscale("log", base=2)
     b.set_xlabel("batch (windows)")
