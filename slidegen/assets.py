@@ -2,14 +2,16 @@
 
 Everything sits next to the page, so the output opens from ``file://`` with no network at
 all: :func:`copy_assets` fills ``assets/`` with reveal.js and KaTeX (from ``node_modules``),
-the theme's CSS and Pygments' colours; :func:`copy_media` copies a deck's pictures to
-``media/STEM-HASH.EXT``, the names the HTML and Markdown writers both link to. A file is
-written only when it is missing or its content differs, so rebuilding is cheap.
+the theme's CSS and Pygments' colours, and Mermaid and the project's components when pages
+use them; :func:`copy_media` copies a deck's pictures to ``media/STEM-HASH.EXT``, the names
+the HTML and Markdown writers both link to. A file is written only when it is missing or its
+content differs, so rebuilding is cheap.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -21,10 +23,12 @@ from pygments.formatters import HtmlFormatter
 
 from . import theme
 from .atomic import atomic_write
-from .errors import UsageError
+from .errors import SlidegenError, UsageError
 
 ASSETS_DIR = "assets"
 MEDIA_DIR = "media"
+#: Where the project's components are copied, inside ``assets/``.
+COMPONENTS_ASSETS = "components"
 
 #: Files copied from node_modules: (package-relative source, name in assets/).
 _VENDOR_FILES = (
@@ -60,8 +64,12 @@ def find_node_modules(starts: Sequence[Path] | None = None) -> Path:
     raise AssetsMissing()
 
 
-def copy_assets(out_dir: Path) -> None:
-    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS."""
+def copy_assets(out_dir: Path, components: Sequence[Path] = (), mermaid: bool = False) -> None:
+    """Fill ``out_dir/assets`` with reveal.js, KaTeX (woff2 fonts only), our theme and Pygments CSS.
+
+    ``components``: the component files (``components/NAME.js`` and ``.css``) the pages load, copied to
+    ``assets/components/``; ``mermaid``: a page draws diagrams, so Mermaid is copied too.
+    """
     modules = find_node_modules()
     katex_dist = modules / "katex" / "dist"
     if not (katex_dist / "katex.min.js").is_file():
@@ -75,6 +83,13 @@ def copy_assets(out_dir: Path) -> None:
         sync(assets / "fonts" / font.name, font.read_bytes())
     sync(assets / "theme.css", theme_css().encode())
     sync(assets / "pygments.css", pygments_css().encode())
+    for path in components:
+        sync(assets / COMPONENTS_ASSETS / Path(path).name, Path(path).read_bytes())
+    if mermaid:
+        script = modules / "mermaid" / "dist" / "mermaid.min.js"
+        if not script.is_file():
+            raise AssetsMissing("Mermaid not found: run `npm ci` (or `make setup`)")
+        sync(assets / "mermaid.min.js", script.read_bytes())
 
 
 def woff2_only(css: str) -> str:
@@ -125,6 +140,25 @@ def copy_media(media: Mapping[str, Path], out_dir: Path) -> dict[str, str]:
         name = f"{stem}-{digest}{Path(path).suffix.lower()}"
         sync(Path(out_dir) / MEDIA_DIR / name, data)
         urls[src] = f"{MEDIA_DIR}/{quote(name)}"
+    return urls
+
+
+def copy_runs(runs: Mapping[str, Path], out_dir: Path) -> list[str]:
+    """Write each run record as ``out_dir/media/runs/ID-HASH.js``, a script that puts it in
+    ``window.SLIDEGEN_RUNS`` (a page opened from disk may load scripts, not fetch JSON); their URLs."""
+    urls: list[str] = []
+    for run, path in sorted(runs.items()):
+        record = Path(path).read_text(encoding="utf-8")
+        try:
+            json.loads(record)
+        except ValueError as error:
+            raise SlidegenError(path, 1, 1, f"run record is not JSON ({error}); `slidegen run {run} --force` "
+                                "records it again") from None
+        data = ("window.SLIDEGEN_RUNS = window.SLIDEGEN_RUNS || {};\n"
+                f"window.SLIDEGEN_RUNS[{json.dumps(run)}] = {record.strip()};\n").encode()
+        name = f"{run}-{hashlib.sha256(data).hexdigest()[:12]}.js"
+        sync(Path(out_dir) / MEDIA_DIR / "runs" / name, data)
+        urls.append(f"{MEDIA_DIR}/runs/{quote(name)}")
     return urls
 
 

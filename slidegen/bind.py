@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import decimal
 import difflib
+import html
 import re
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -47,6 +48,8 @@ from slidegen.deck import (
     OrderedList,
     Paragraph,
     Quote,
+    RawHtml,
+    RawInline,
     Ref,
     Slide,
     Source,
@@ -232,13 +235,15 @@ class _Binder:
         return replace(ref, text=text, info=info)
 
     def splice(self, text: str, refs: tuple[Ref, ...], math_mode: bool = False,
-               report: bool = True) -> tuple[str, tuple[Ref, ...]]:
-        """Raw ``text`` with each bound reference written over its span (unbound ones stay as written)."""
+               report: bool = True, markup: bool = False) -> tuple[str, tuple[Ref, ...]]:
+        """Raw ``text`` with each bound reference written over its span (unbound ones stay as written);
+        ``markup``: ``text`` is HTML (attributes), so each value is written HTML-escaped."""
         bound = tuple(self.ref(r, math_mode, report) for r in refs)
         for ref in sorted(bound, key=lambda r: r.span[0], reverse=True):
             if ref.text is not None:
                 start, end = ref.span
-                text = text[:start] + ref.text + text[end:]
+                value = html.escape(ref.text, quote=True) if markup else ref.text
+                text = text[:start] + value + text[end:]
         return text, bound
 
     def inlines(self, nodes: tuple[Inline, ...], report: bool = True) -> tuple[Inline, ...]:
@@ -254,7 +259,13 @@ class _Binder:
             alt, alt_refs = self.splice(node.alt, node.alt_refs, report=report)
             title, title_refs = self.splice(node.title, node.title_refs, report=report)
             return _changed(node, alt=alt, title=title, alt_refs=alt_refs, title_refs=title_refs)
-        if isinstance(node, (Emph, Strong, Strike, Link, HtmlSpan)):
+        if isinstance(node, HtmlSpan):
+            attrs, refs = self.splice(node.attrs, node.refs, report=report, markup=True)
+            return _changed(node, attrs=attrs, refs=refs, children=self.inlines(node.children, report))
+        if isinstance(node, RawInline):
+            raw, refs = self.splice(node.html, node.refs, report=report, markup=True)
+            return _changed(node, html=raw, refs=refs)
+        if isinstance(node, (Emph, Strong, Strike, Link)):
             return _changed(node, children=self.inlines(node.children, report))
         return node
 
@@ -275,6 +286,9 @@ class _Binder:
             alt, alt_refs = self.splice(block.alt, block.alt_refs)
             title, title_refs = self.splice(block.title, block.title_refs)
             return _changed(block, alt=alt, title=title, alt_refs=alt_refs, title_refs=title_refs)
+        if isinstance(block, RawHtml):
+            raw, refs = self.splice(block.html, block.refs, markup=True)
+            return _changed(block, html=raw, refs=refs)
         if isinstance(block, Table):
             header = tuple(self.inlines(cell) for cell in block.header)
             rows = tuple(tuple(self.inlines(cell) for cell in row) for row in block.rows)

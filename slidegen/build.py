@@ -13,8 +13,9 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import highlight
+from . import components, highlight
 from .assets import MEDIA_DIR
 from .bind import bind_deck
 from .cite import cite_deck
@@ -27,6 +28,9 @@ from .library import load_library
 from .media import Media, resolve_media
 from .project import Project
 from .results import Results
+
+if TYPE_CHECKING:
+    from . import snapshot
 
 FORMATS = ("html", "pptx", "pdf", "png", "md", "marp")
 #: What `slidegen build` writes when --to is not given (PDF needs Chromium; md and marp are for other tools).
@@ -153,13 +157,30 @@ def build(
     renderer = FigureRenderer(project, out_dir=figures_dir)
     math_cache = project.build_dir / "cache" / "math"  # equations drawn once, reused by every build
     places = {"html": html_dir, **{flavor: out / flavor for flavor in ("pptx", "md", "marp")}}
+    found = components.discover(project.root)
+    pictures = _pictures(every, targets, found, project, renderer) if "pptx" in formats else {}
+    used: dict[str, components.Component] = {}
+    diagrams = False
     for path in targets:
         try:
             deck = every.deck(path)
+            problems = components.deck_problems(deck, found)
+            if problems:
+                report.diagnostics.extend(problems)
+                continue
             media = resolve_media(deck, renderer, project.root)
+            drawn = pictures.get(deck.path)
+            if drawn is not None:
+                if drawn.problems:
+                    report.diagnostics.extend(drawn.problems)
+                    continue
+                media.pptx.update(drawn.files)
+            used.update((c.name, c) for c in components.used(deck, found))
+            diagrams = diagrams or next(components.diagrams(deck), None) is not None
             report.diagnostics.extend(highlight.problems(deck))
             with _Stage(out) as stage:
-                written, warnings = _write_deck(deck, formats, stage.root, media, index, math_cache)
+                written, warnings = _write_deck(deck, formats, stage.root, media, index, math_cache,
+                                                tuple(found.values()))
                 landed = stage.land(places)
             report.diagnostics.extend(warnings)
             for flavor, staged in written:
@@ -175,7 +196,8 @@ def build(
     if "html" in formats or browsed:
         from . import html
 
-        html.copy_assets(html_dir)
+        files = [p for c in used.values() for p in (c.script, c.css) if p is not None]
+        html.copy_assets(html_dir, components=files, mermaid=diagrams)
     if "html" in formats:
         report.written.append(html.write_index(index.decks, html_dir))
     if "pdf" in formats and printable:
@@ -189,15 +211,30 @@ def build(
     return report
 
 
+def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, components.Component],
+              project: Project, renderer: FigureRenderer) -> dict[Path, snapshot.DeckPictures]:
+    """The PowerPoint pictures of every component and diagram of the decks built, one browser for all."""
+    from . import snapshot
+
+    decks = []
+    for path in targets:
+        try:
+            decks.append(every.deck(path))
+        except SlidegenError:
+            continue  # reported when the deck is built
+    return snapshot.build_pictures(decks, found, project.build_dir / "cache" / "pictures", renderer)
+
+
 def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, index: DeckIndex,
-                math_cache: Path) -> tuple[list[tuple[str, Path]], list[Diagnostic]]:
+                math_cache: Path, found: Sequence[components.Component] = ()
+                ) -> tuple[list[tuple[str, Path]], list[Diagnostic]]:
     """Write ``deck`` in each format under ``stage/FORMAT/``: the files written (by format) and the warnings."""
     written: list[tuple[str, Path]] = []
     warnings: list[Diagnostic] = []
     if "html" in formats or "pdf" in formats or "png" in formats:
         from . import html
 
-        written.append(("html", html.write_deck(deck, stage / "html", media.html)))
+        written.append(("html", html.write_deck(deck, stage / "html", media.html, found, media.runs)))
     for flavor in ("md", "marp"):
         if flavor in formats:
             from . import markdown_out

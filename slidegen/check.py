@@ -17,6 +17,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
+from slidegen import components
 from slidegen.bind import bind_deck
 from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
 from slidegen.deck import (
@@ -93,18 +94,24 @@ def check_decks(
     shown = index_of(visible(deck) for deck in decks.parsed.values())  # what the build writes and links to
     deck_files = {path.name for path in decks.paths}
     bound: list[Deck] = []
+    found = components.discover(root)
+    diagnostics += components.file_problems(found, root)
     for deck in decks.parsed.values():
         rel = f"decks/{deck.path.name}"
         if results is not None:
             deck, problems = bind_deck(deck, results)
             diagnostics += problems
             bound.append(deck)
+        diagnostics += components.deck_problems(deck, found, rel)
+        diagnostics += [Diagnostic(rel, line, 1, problem) for run, line in components.run_refs(deck)
+                        if (problem := components.run_problem(run, root / "results" / "runs"))]
         diagnostics += _check_links(rel, deck, deck_files, index, shown)
         diagnostics += key_warnings(rel, deck)
         if figure_names is not None:
             diagnostics += _check_figures(rel, deck, figure_names)
         if strict:
             diagnostics += _check_numbers(rel, deck)
+    diagnostics += _check_diagrams(list(decks.parsed.values()), root)
     if library is not None:
         diagnostics += check_library(library)
         diagnostics += check_deck_cites(bound, library)
@@ -122,6 +129,30 @@ def check_decks(
                 if key not in cited and not (r.cited and library is not None and library.cited.exists)
             ]  # a cited number no slide shows is reported once, at its line in the cited-numbers file
     return diagnostics
+
+
+def _check_diagrams(decks: list[Deck], root: Path) -> list[Diagnostic]:
+    """Every Mermaid diagram must parse (Mermaid's own parser, in Chromium; parsed texts are remembered in
+    ``build/cache/mermaid``, so an unchanged project is checked without a browser)."""
+    from slidegen import mermaid, snapshot
+    from slidegen.assets import AssetsMissing
+    from slidegen.pdf import ChromiumMissing
+
+    found = [(f"decks/{deck.path.name}", block) for deck in decks for block, _ in components.diagrams(deck)]
+    if not found:
+        return []
+    try:
+        failed = snapshot.parse_problems([block.code for _, block in found], root / "build" / "cache" / "mermaid")
+    except (ChromiumMissing, AssetsMissing) as error:
+        rel, block = found[0]
+        return [Diagnostic(rel, block.line, 1, f"Mermaid diagrams not checked: {error}", "warning")]
+    out = []
+    for rel, block in found:
+        if block.code in failed:
+            message = failed[block.code]
+            out.append(Diagnostic(rel, mermaid.error_line(message, block.line), 1,
+                                  f"Mermaid cannot parse this diagram: {mermaid.first_line(message)}"))
+    return out
 
 
 def _relative(root: Path, d: Diagnostic) -> Diagnostic:
@@ -187,6 +218,7 @@ def _check_figures(rel: str, deck: Deck, names: Collection[str]) -> list[Diagnos
     for slide in deck.slides:
         images += [(v, slide.frontmatter_at.get(k, (slide.line, 1)))
                    for k, v in slide.frontmatter.items() if isinstance(v, str)]
+    images += [(src, (line, 1)) for src, line in components.fallbacks(deck)]  # fallback="fig:NAME"
     for block, _ in _all_blocks(deck):
         images += [(block.src, block.target_at)] if isinstance(block, Figure) else []
         images += [(n.src, n.target_at) for n in _inlines(block) if isinstance(n, Image)]

@@ -193,7 +193,11 @@ class Converter:
             row = token.content.count("\n", 0, at)
             col = at - token.content.rfind("\n", 0, at)
             raise self.error(line + row, col, _click_tag_problem(text))
-        return d.RawHtml(text, line)
+        refs = []
+        for found in rawhtml.attribute_refs(text):
+            nth = text.count("{{", 0, found.start)  # the comments left out hold no reference
+            refs.append(raw_ref(found, nth_brace(self.lines, line - 1, 0, nth), 0))
+        return d.RawHtml(text, line, tuple(refs))
 
     def snippet(self, token: Token, line: int) -> d.CodeBlock:
         """``<<< @/a/b.py#region lang {2|3}``: the file's code, as a fenced block of it would be."""
@@ -249,7 +253,7 @@ class Converter:
                 opener, nodes = stack.pop()
                 if opener is not None:  # only the bottom of the stack has none
                     stack[-1][1].append(self.span(opener, tuple(nodes), parent, cell))
-            elif token.type == "html_inline" and self.html_tag(token, stack):
+            elif token.type == "html_inline" and self.html_tag(token, stack, parent, offset, cell):
                 pass
             else:
                 node = self.inline(token, parent, cell, offset)
@@ -259,7 +263,8 @@ class Converter:
             _unwind(stack)
         return _merge_text(stack[0][1])
 
-    def html_tag(self, token: Token, stack: list[tuple[Token | None, list[d.Inline]]]) -> bool:
+    def html_tag(self, token: Token, stack: list[tuple[Token | None, list[d.Inline]]], parent: Token,
+                 offset: int, cell: int | None) -> bool:
         """Pair inline HTML tags into spans: an opening tag opens one, its closing tag closes it.
 
         Returns ``False`` for what :meth:`inline` handles (comments, ``<br>``, v-click tags, a closing
@@ -270,7 +275,7 @@ class Converter:
             return False
         if (opened := rawhtml.opening(html)) is not None:
             if opened[2]:
-                stack[-1][1].append(d.RawInline(html))
+                stack[-1][1].append(d.RawInline(html, self.tag_refs(html, parent, offset, cell, 0)))
             else:
                 stack.append((token, []))
             return True
@@ -284,8 +289,16 @@ class Converter:
         opener, nodes = stack.pop()
         assert opener is not None
         tag, attrs, _ = rawhtml.opening(opener.content) or (name, "", False)
-        stack[-1][1].append(d.HtmlSpan(tag, attrs, _merge_text(nodes)))
+        at = int(opener.meta.get("offset", 0))
+        refs = self.tag_refs(opener.content, parent, at, cell, opener.content.find(attrs) if attrs else 0)
+        stack[-1][1].append(d.HtmlSpan(tag, attrs, _merge_text(nodes), refs))
         return True
+
+    def tag_refs(self, html: str, parent: Token, offset: int, cell: int | None, lead: int) -> tuple[d.Ref, ...]:
+        """The references in the attributes of the tag ``html`` written at ``offset`` of ``parent``'s content;
+        spans shifted by ``lead`` (where the attributes start in the tag)."""
+        return tuple(raw_ref(found, self.position(parent, offset + found.start, cell), lead)
+                     for found in rawhtml.attribute_refs(html))
 
     def span(self, opener: Token, children: tuple[d.Inline, ...], parent: Token, cell: int | None) -> d.Inline:
         if opener.type == "link_open":

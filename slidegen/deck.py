@@ -191,6 +191,8 @@ class HtmlSpan:
     tag: str
     attrs: str
     children: tuple[Inline, ...]
+    refs: tuple[Ref, ...] = _refs()
+    """The references written in ``attrs`` (``peak="{{ ch05.lr.best }}"``), spans in ``attrs``."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,8 @@ class RawInline:
     """An inline HTML tag that holds no text (``<img ...>``, ``<wbr>``): passed through to HTML as written."""
 
     html: str
+    refs: tuple[Ref, ...] = _refs()
+    """The references written in the tag's attributes, spans in ``html``."""
 
 
 @dataclass(frozen=True)
@@ -345,6 +349,8 @@ class RawHtml:
 
     html: str
     line: int = 0
+    refs: tuple[Ref, ...] = _refs()
+    """The references written in the attributes of its tags (``<x-y peak="{{ key }}">``), spans in ``html``."""
 
 
 Block = (Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule
@@ -573,6 +579,8 @@ def block_refs(blocks: tuple[Block, ...]) -> Iterator[Ref]:
         elif isinstance(block, Figure):
             yield from block.alt_refs
             yield from block.title_refs
+        elif isinstance(block, RawHtml):
+            yield from block.refs
         else:
             yield from inline_refs(block_inlines(block))
 
@@ -587,6 +595,8 @@ def inline_refs(nodes: tuple[Inline, ...]) -> Iterator[Ref]:
         elif isinstance(node, Image):
             yield from node.alt_refs
             yield from node.title_refs
+        elif isinstance(node, (HtmlSpan, RawInline)):
+            yield from node.refs
 
 
 def cite_source(node: Cite) -> str:

@@ -19,6 +19,12 @@ per slide in document order. A code block's highlight steps (```` ```py {2-3|5} 
 ``fragment custom`` markers, invisible by themselves: a few lines of script in the page
 count the markers shown and mark the lines of that step (``.line.hl``). All markers shown
 (the final click, or a print with ``pdfSeparateFragments: false``) means the last step.
+
+The project's components (:mod:`slidegen.components`) a deck uses are loaded from
+``assets/components/``, each script and stylesheet once; their tags pass through as the author
+wrote them, attributes bound. A ```` ```mermaid ```` fence is a ``.mermaid-diagram`` box holding
+its text, which the page's script draws with Mermaid before reveal.js starts (so the print view,
+and the PDF, show the drawn diagram).
 """
 
 from __future__ import annotations
@@ -34,8 +40,9 @@ from markupsafe import Markup, escape
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 
-from . import rawhtml, theme
-from .assets import ASSETS_DIR, copy_media, templates
+from . import components as comp
+from . import mermaid, rawhtml, theme
+from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
 from .atomic import atomic_write
 from .deck import (
@@ -266,6 +273,8 @@ class _Renderer:
         return Markup("<ol{}>\n{}\n</ol>").format(start, self.list_items(node.items, each))
 
     def code_block(self, node: CodeBlock) -> Markup:
+        if comp.is_diagram(node):
+            return self.diagram(node)
         lines = highlight_lines(node.code, node.lang)
         steps = node.steps if self.clicks else ()
         lit = set(steps[0]) if steps else set()
@@ -287,6 +296,11 @@ class _Renderer:
                 for _ in steps[1:]
             )
         return Markup("<div{}>{}<pre><code>{}</code></pre></div>").format(attrs, markers, Markup("").join(rows))
+
+    def diagram(self, node: CodeBlock) -> Markup:
+        """A Mermaid fence: its text, which the page's script replaces by the drawn SVG."""
+        return Markup('<div class="mermaid-diagram" role="img"><pre class="mermaid-source">{}</pre></div>').format(
+            node.code)
 
     def math_block(self, node: MathBlock) -> Markup:
         return Markup('<div class="math display">{}</div>').format(node.tex)
@@ -514,9 +528,16 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     )
 
 
-def render_deck(deck: Deck, media_urls: Mapping[str, str]) -> str:
-    """The whole page for ``deck``; ``media_urls`` maps each image ``src`` to its URL."""
+def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[comp.Component] = (),
+                run_scripts: Sequence[str] = ()) -> str:
+    """The whole page for ``deck``; ``media_urls`` maps each image ``src`` to its URL; ``components``: the
+    project's components the deck uses (each script and stylesheet loaded once); ``run_scripts``: the
+    URLs of the run records they read (:func:`slidegen.assets.copy_runs`), loaded before them."""
     chapter = deck.headmatter.get("chapter")
+    folder = f"{ASSETS_DIR}/{COMPONENTS_ASSETS}"
+    scripts = [f"{folder}/{quote(c.script.name)}" for c in components]
+    styles = [f"{folder}/{quote(c.css.name)}" for c in components if c.css is not None]
+    diagrams = next(comp.diagrams(deck), None) is not None
     return templates().get_template("deck.html.j2").render(
         deck=deck,
         lang=str(deck.headmatter.get("lang", "en")),
@@ -528,16 +549,28 @@ def render_deck(deck: Deck, media_urls: Mapping[str, str]) -> str:
         height=theme.HEIGHT_PX,
         dark_background=theme.ACCENT_DARK_BG,
         background=theme.BACKGROUND,
+        component_scripts=[*run_scripts, *scripts],
+        component_styles=styles,
+        mermaid_script=f"{ASSETS_DIR}/{mermaid.SCRIPT}" if diagrams else None,
+        mermaid_config=Markup(mermaid.config_json()),
     )
 
 
-def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path]) -> Path:
-    """Write ``out_dir/SLUG.html`` (atomically) and copy its media into ``out_dir/media``."""
+def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path],
+               components: Sequence[comp.Component] = (), runs: Mapping[str, Path] | None = None) -> Path:
+    """Write ``out_dir/SLUG.html`` (atomically) and copy its media into ``out_dir/media``.
+
+    ``components`` are the project's components (:func:`slidegen.components.discover`); the page loads
+    those the deck uses, from ``assets/components/`` (:func:`slidegen.assets.copy_assets` copies them).
+    ``runs`` are the run records they read (``run="ID"`` -> ``results/runs/ID.json``), written beside the media.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     urls = copy_media(media, out_dir)
+    run_scripts = copy_runs(runs or {}, out_dir)
     target = out_dir / f"{deck.slug}.html"
-    atomic_write(target, render_deck(deck, urls).encode("utf-8"))
+    used = comp.used(deck, {c.name: c for c in components})
+    atomic_write(target, render_deck(deck, urls, used, run_scripts).encode("utf-8"))
     return target
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .components import run_problem, run_refs
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
 from .errors import SlidegenError
 from .figures import UnknownFigure
@@ -30,6 +31,8 @@ class Media:
 
     html: dict[str, Path] = field(default_factory=dict)
     pptx: dict[str, Path] = field(default_factory=dict)
+    runs: dict[str, Path] = field(default_factory=dict)
+    """Run records components read (``run="ch01.trainer"``): id -> ``results/runs/ID.json``."""
 
 
 def image_refs(deck: Deck) -> Iterator[tuple[str, int]]:
@@ -95,6 +98,12 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root:
                 deck.path, line, 1,
                 f"image '{src}' has no raster twin for PowerPoint: add {raster.name} beside it",
             )
+    runs_dir = (root or deck.path.parent.parent) / "results" / "runs"
+    for run, line in run_refs(deck):
+        problem = run_problem(run, runs_dir)
+        if problem:
+            raise SlidegenError(deck.path, line, 1, problem)
+        media.runs[run] = runs_dir / f"{run}.json"
     return media
 
 

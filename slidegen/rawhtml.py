@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .mdplugins.refs import RawRef, raw_refs
+
 OPEN_RE = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)((?:\s[^<>]*?)?)\s*(/?)>", re.DOTALL)
 CLOSE_RE = re.compile(r"</([A-Za-z][A-Za-z0-9-]*)\s*>")
 STYLE_RE = re.compile(r"\s*<style(\s[^>]*)?>(.*)</style>\s*", re.DOTALL | re.IGNORECASE)
@@ -49,6 +51,16 @@ def opening(html: str) -> tuple[str, str, bool] | None:
         return None
     name = match.group(1).lower()
     return name, match.group(2) or "", bool(match.group(3)) or name in VOID
+
+
+def attribute_refs(html: str) -> list[RawRef]:
+    """The result references written inside the opening tags of ``html`` (in attribute values), in order.
+
+    References in the text between tags are left alone: raw HTML is the author's, as written.
+    """
+    tags = [(m.start(), m.end()) for m in OPEN_RE.finditer(html)]
+    return [ref for ref in raw_refs(html) if not ref.escaped
+            and any(start <= ref.start and ref.end <= end for start, end in tags)]
 
 
 def closing(html: str) -> str | None:

@@ -348,3 +348,10 @@ def test_snapshots_watch_single_files_such_as_the_bibliography(tmp_path: Path) -
     assert set(before) == {bib}
     bib.write_text("@book{a, title={A, second edition}}\n", encoding="utf-8")
     assert changed_files(before, snapshot([bib])) == {bib}
+
+
+def test_serve_watches_components_and_the_code_snippets_import(preview: Preview) -> None:
+    root = preview.project.root
+    watched = preview.watched()
+    assert root / "components" in watched
+    assert root / "model" in watched  # <<< @/model/... snippets and the experiments' code

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, assert_never
 
-from pptx.util import Pt
+from pptx.util import Inches, Pt
 
+from slidegen import components as comp
 from slidegen import deck as d
-from slidegen import rawhtml, theme
+from slidegen import mermaid, rawhtml, theme
 from slidegen.errors import SlidegenError
 from slidegen.highlight import tokens
 from slidegen.pptx import texmath
@@ -101,6 +102,13 @@ class FigureItem:
     alt: str
     caption: Para | None
     line: int
+    emu_per_px: int = 0
+    """The largest size of one picture pixel (0: the picture fills its room): a component or diagram
+    keeps the size it has on the HTML slide, never larger."""
+
+
+#: One pixel of a component's or diagram's picture, at the size it has on the HTML slide.
+PICTURE_EMU_PER_PX = int(Inches(theme.WIDTH_IN)) // (theme.WIDTH_PX * comp.PICTURE_SCALE)
 
 
 Item = Flow | CodeItem | TableItem | MathItem | FigureItem
@@ -146,7 +154,9 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                 look = {"color": ctx.link_color, "underline": True, **target}
                 out += _runs(node.children, ctx, line, **{**style, **look})
             case d.Math():
-                out.append(Run(texmath.tex_to_unicode(node.tex), **{**style, "italic": True}))
+                bold = style.get("bold", False)
+                out += [Run(piece.text, **{**style, "italic": piece.italic, "bold": bold or piece.bold,
+                                           "baseline": piece.baseline}) for piece in texmath.tex_to_runs(node.tex)]
             case d.SoftBreak():
                 out.append(Run(" ", **style))
             case d.LineBreak():
@@ -160,6 +170,8 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                 ctx.warn(line, f"image '{node.src}' inside text is shown as its alt text; "
                                "put it in a paragraph of its own to show the picture")
                 out.append(Run(f"[{node.alt}]", **style))
+            case d.HtmlSpan() if comp.is_custom_tag(node.tag):
+                pass  # a component: its paragraph shows it as a picture (see _blocks)
             case d.HtmlSpan():
                 out += _runs(node.children, ctx, line, **{**style, **_html_look(node, ctx, line)})
             case d.RawInline():
@@ -226,6 +238,10 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
         first = marker
         marker = None
         match block:
+            case d.Paragraph() if shown := comp.block_instances(block, 0):
+                if any(not _blank(n) and not _component(n) for n in block.children):
+                    _add_para(items, _text_para(block, ctx, depth, first, italic))
+                items += [_component_item(inst) for inst in shown]
             case d.Paragraph() if images := _images_alone(block):
                 for img in images:
                     items.append(FigureItem(img.src, img.alt, _caption(img.title, ctx), block.line))
@@ -237,6 +253,9 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.OrderedList():
                 for i, item in enumerate(block.items):
                     _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic)
+            case d.CodeBlock() if comp.is_diagram(block):
+                items.append(FigureItem(comp.diagram_key(block.code), mermaid.alt_text(block.code), None, block.line,
+                                        PICTURE_EMU_PER_PX))
             case d.CodeBlock():
                 items.append(code_item(block, ctx.sizes.code))
             case d.MathBlock():
@@ -252,18 +271,33 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.Rule():
                 pass  # a thematic break inside a slide: nothing to show
             case d.RawHtml():
-                _raw_html(block, ctx)
+                _raw_html(block, ctx, items)
             case _:
                 assert_never(block)
 
 
-def _raw_html(block: d.RawHtml, ctx: Context) -> None:
+def _component(node: d.Inline) -> bool:
+    return isinstance(node, (d.HtmlSpan, d.RawInline)) and bool(comp.html_instances(
+        f"<{node.tag}{node.attrs}>" if isinstance(node, d.HtmlSpan) else node.html, 0, 0))
+
+
+def _component_item(inst: comp.Instance) -> FigureItem:
+    """A component's static picture (drawn at build time, :mod:`slidegen.snapshot`), with its alt text."""
+    return FigureItem(inst.key, inst.attr("alt") or f"<{inst.tag}>", None, inst.line, PICTURE_EMU_PER_PX)
+
+
+def _raw_html(block: d.RawHtml, ctx: Context, items: list[Item] | None = None) -> None:
     """An HTML block: PowerPoint cannot draw it, so it is left out with a warning.
 
     A ``<style>`` (it styles the HTML page only) and a lone wrapper tag (``<div class="x">`` ...
-    ``</div>`` around Markdown, which is drawn) are left out without one.
+    ``</div>`` around Markdown, which is drawn) are left out without one. The components in it are
+    pictures (added to ``items``), the rest of the block left out.
     """
     html = block.html
+    shown = comp.block_instances(block, 0)
+    if shown and items is not None:
+        items += [_component_item(inst) for inst in shown]
+        return
     if rawhtml.is_style(html) or rawhtml.closing(html) or (rawhtml.opening(html) or ("", "", True))[2] is False:
         return
     first = html.split("\n", 1)[0]

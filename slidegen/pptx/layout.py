@@ -19,6 +19,7 @@ from typing import assert_never
 
 from pptx.util import Emu, Inches, Pt
 
+from slidegen import components as comp
 from slidegen import deck as d
 from slidegen import theme
 from slidegen.errors import Diagnostic, display_path
@@ -131,6 +132,8 @@ def notes_footer(slide: d.Slide) -> tuple[str, ...]:
         lines += ["Sources of the numbers on this slide:", *(f"{key}: {text}" for key, text in known.items())]
     if slide.works and slide.layout != "references":
         lines += ["References:", *(work.reference for work in slide.works)]
+    if comp.slide_instances(slide):
+        lines.append(comp.INTERACTIVE_NOTE)
     return tuple(lines)
 
 
@@ -401,6 +404,8 @@ def _math_size(item: MathItem, ctx: Context, width: int) -> tuple[int, int]:
 
 def _figure_natural(item: FigureItem, width: int, image_sizes: Mapping[str, tuple[int, int]]) -> int:
     w, h = image_sizes[item.src]
+    if item.emu_per_px:
+        return int(min(width / w, item.emu_per_px) * h)
     return int(width * h / w)
 
 
@@ -500,7 +505,7 @@ def _place_figure(item: FigureItem, area: Box, image_sizes: Mapping[str, tuple[i
         shapes.append(_missing(Box(area.x, area.y, area.w, MIN_FIGURE_H), item.src))
         return MIN_FIGURE_H
     w, h = image_sizes[item.src]
-    scale = min(area.w / w, area.h / h)
+    scale = min(area.w / w, area.h / h, item.emu_per_px or math.inf)
     pw, ph = int(w * scale), int(h * scale)
     y = area.y + (area.h - ph) // 2 if middle else area.y
     shapes.append(Picture(Box(area.x + (area.w - pw) // 2, y, pw, ph), item.src, item.alt or item.src))

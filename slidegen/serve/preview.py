@@ -143,11 +143,12 @@ class Preview:
     # ------------------------------------------------------------------ building
 
     def watched(self) -> list[Path]:
-        """Decks, results, the bibliography and its styles, and the code figures are drawn from
-        (the packages ``[tool.slidegen]`` names)."""
+        """Decks, results, the bibliography and its styles, the project's components, and the code
+        figures are drawn from and snippets import (the packages ``[tool.slidegen]`` names)."""
         root = self.project.root
         code = [root / package for package in self.project.layout.figure_packages]
-        return [self.project.decks_dir, root / "results", root / "references.bib", root / "styles", *code]
+        return [self.project.decks_dir, root / "results", root / "references.bib", root / "styles",
+                root / "components", *code]
 
     def decks_touched(self, changed: Iterable[Path]) -> list[Path] | None:
         """The decks a change touches: a deck file itself, or ``None`` for every deck."""

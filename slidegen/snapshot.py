@@ -1,0 +1,325 @@
+"""Static pictures of components and Mermaid diagrams, drawn in headless Chromium, cached by content.
+
+PowerPoint cannot run scripts, so each component instance and each Mermaid diagram becomes a
+PNG. One path draws both: a page holding the theme's CSS, the component's script and stylesheet
+(or ``mermaid.min.js``) and the element, laid out at the width of a slide's body; once the
+element has drawn, its box is screenshot at twice the slide's scale. A picture is kept under
+``build/cache/pictures/HASH.png``, HASH covering the code (the component's script and CSS, or
+Mermaid's version), the element's attributes or the diagram's text, the theme and this module's
+format: an unchanged build launches no browser at all. A build that needs pictures launches one
+Chromium for all of them (:class:`Pictures`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import components as comp
+from . import mermaid, theme
+from .assets import theme_css
+from .atomic import atomic_write
+from .components import Component, Instance
+from .deck import Deck
+from .errors import Diagnostic, SlidegenError, display_path
+from .pdf import CHROMIUM_ARGS, ChromiumMissing, check_available
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+#: Bumped when the page or the screenshot changes, so old pictures are not reused.
+FORMAT = 1
+#: The width of a slide's body (the slide minus its side padding), in CSS px.
+BODY_WIDTH_PX = theme.WIDTH_PX - 2 * 72
+SCALE = comp.PICTURE_SCALE
+TIMEOUT_MS = 30_000
+
+#: How many times this process launched Chromium for pictures (tests check the cache avoids it).
+launches = 0
+
+INSTALL_HINT = ("install Debian's chromium and the Python package playwright (see the README), "
+                'or give the component a fallback="fig:NAME" figure')
+
+
+@dataclass(frozen=True)
+class Job:
+    """One picture to draw: a component instance or a diagram, and where it is written (for errors)."""
+
+    key: str
+    """The media key the PowerPoint writer looks it up by (:func:`slidegen.components.picture_key`)."""
+    kind: str
+    """``component`` or ``mermaid``."""
+    body: str
+    """The element's HTML, or the diagram's text."""
+    path: str
+    line: int
+    component: Component | None = None
+    tag: str = ""
+
+    @cached_property
+    def digest(self) -> str:
+        """The cache key: the code, the element or diagram, the theme, the format."""
+        h = hashlib.sha256(f"{FORMAT}\0{self.kind}\0{SCALE}\0{BODY_WIDTH_PX}\0".encode())
+        h.update(self.component.code() if self.component else mermaid.version().encode())
+        h.update(b"\0" + self.body.encode() + b"\0" + theme_css().encode())
+        return h.hexdigest()[:24]
+
+    @property
+    def what(self) -> str:
+        """How errors name it: ``<lr-schedule>`` or ``the Mermaid diagram``."""
+        return f"<{self.tag}>" if self.kind == "component" else "the Mermaid diagram"
+
+
+def _new_page(chromium: Browser) -> Page:
+    return chromium.new_page(viewport={"width": theme.WIDTH_PX, "height": theme.HEIGHT_PX}, device_scale_factor=SCALE)
+
+
+def component_job(instance: Instance, component: Component, path: str) -> Job:
+    """The picture of one instance (with ``print-state`` the element draws that state)."""
+    return Job(instance.key, "component", instance.element, path, instance.line, component, instance.tag)
+
+
+def diagram_job(key: str, code: str, path: str, line: int) -> Job:
+    return Job(key, "mermaid", code, path, line)
+
+
+class Pictures:
+    """Draws pictures into ``cache_dir``; Chromium is launched once, on the first picture not in the cache."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.cache_dir = Path(cache_dir)
+
+    def cached(self, job: Job) -> Path:
+        return self.cache_dir / f"{job.digest}.png"
+
+    def missing(self, jobs: Sequence[Job]) -> list[Job]:
+        """The jobs whose picture is not in the cache yet (each once)."""
+        out: dict[str, Job] = {}
+        for job in jobs:
+            if not self.cached(job).is_file():
+                out.setdefault(job.digest, job)
+        return list(out.values())
+
+    def draw(self, jobs: Sequence[Job]) -> tuple[dict[str, Path], list[Diagnostic]]:
+        """Every job's picture (drawn when not cached) by media key, and the jobs that failed, as errors.
+
+        Raises :class:`~slidegen.pdf.ChromiumMissing` when a picture must be drawn and there is no browser.
+        """
+        todo = sorted(self.missing(jobs), key=lambda job: job.kind)  # diagrams share one page
+        problems: list[Diagnostic] = []
+        if todo:
+            from playwright.sync_api import Error as PlaywrightError
+
+            with browser() as chromium:
+                page = _new_page(chromium)
+                try:
+                    for job in todo:
+                        try:
+                            atomic_write(self.cached(job), self._shot(page, job))
+                        except (PictureError, PlaywrightError) as error:
+                            message = str(error) if isinstance(error, PictureError) else (
+                                f"{job.what} could not be drawn: {str(error).strip().splitlines()[0]}")
+                            problems.append(Diagnostic(job.path, job.line, 1, message))
+                            page.close()  # a page that hung or failed is not reused
+                            page = _new_page(chromium)
+                finally:
+                    page.close()
+        return {job.key: self.cached(job) for job in jobs if self.cached(job).is_file()}, problems
+
+    def _shot(self, page: Page, job: Job) -> bytes:
+        errors: list[str] = []
+
+        def record(error: object) -> None:
+            errors.append(str(error))
+
+        page.on("pageerror", record)
+        try:
+            return self._draw_one(page, job, errors)
+        finally:
+            page.remove_listener("pageerror", record)
+
+    def _draw_one(self, page: Page, job: Job, errors: list[str]) -> bytes:
+        page.set_default_timeout(TIMEOUT_MS)
+        with tempfile.TemporaryDirectory(prefix="slidegen-picture-") as tmp:
+            if job.kind == "mermaid":
+                if page.evaluate("window.__slidegenMermaid === true") is not True:  # Mermaid loaded once per page
+                    html = Path(tmp) / "diagrams.html"
+                    html.write_text(_page(job), encoding="utf-8")
+                    page.goto(html.as_uri(), wait_until="load")
+                failure = page.evaluate(_DRAW_DIAGRAM, job.body)
+                if failure:
+                    raise PictureError(f"Mermaid cannot draw this diagram: {mermaid.first_line(failure)}")
+                target = page.locator("#stage svg").first
+            else:
+                html = Path(tmp) / "picture.html"
+                html.write_text(_page(job), encoding="utf-8")
+                page.goto(html.as_uri(), wait_until="load")
+                page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+                defined = page.evaluate(f"customElements.get({json.dumps(job.tag)}) !== undefined")
+                if not defined:
+                    raise PictureError(f"<{job.tag}> is not defined after loading {job.component.script.name}"
+                                       if job.component else f"<{job.tag}> is not defined")
+                target = page.locator(f"#stage > {job.tag}").first
+            page.evaluate("document.fonts.ready.then(() => true)")
+            if errors:
+                raise PictureError(f"{job.what} threw while drawing its picture: {errors[0]}")
+            box = target.bounding_box()
+            if not box or box["width"] < 1 or box["height"] < 1:
+                target = page.locator("#stage")
+            data: bytes = target.screenshot(type="png", animations="disabled")
+            return data
+
+
+_DRAW_DIAGRAM = """text => mermaid.render('slidegen-picture', text).then(
+    r => { document.getElementById('stage').innerHTML = r.svg; return ''; },
+    e => { const stray = document.getElementById('dslidegen-picture'); if (stray) stray.remove();
+           return String((e && e.message) || e); })"""
+
+
+class PictureError(Exception):
+    """A component that threw, or a diagram Mermaid cannot draw."""
+
+
+@contextmanager
+def browser() -> Iterator[Browser]:
+    """One headless Chromium (the one the PDF writer uses); :class:`ChromiumMissing` when there is none."""
+    global launches
+    executable = check_available()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        try:
+            chromium = playwright.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS),
+                                                  headless=True)
+        except Exception as error:  # noqa: BLE001 (a browser that does not start is a set-up problem)
+            raise ChromiumMissing(f"could not start {executable}: {error}") from None
+        launches += 1
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _page(job: Job) -> str:
+    """The page a picture is drawn in: the theme, the code, the element in a slide-wide box."""
+    head = [f"<style>{theme_css()}\nhtml, body {{ margin: 0; background: var(--bg); }}\n"
+            f"#stage {{ width: {BODY_WIDTH_PX}px; padding: 8px; box-sizing: content-box; }}</style>"]
+    if job.kind == "mermaid":
+        body = '<div class="reveal" id="stage"></div>'
+        script = (f'<script src="{mermaid.script_path().as_uri()}"></script>\n<script>\n'
+                  f"mermaid.initialize({mermaid.config_json()});\nwindow.__slidegenMermaid = true;\n</script>")
+        return _html(head, body, script)
+    assert job.component is not None
+    if job.component.css:
+        head.append(f'<link rel="stylesheet" href="{job.component.css.as_uri()}">')
+    body = f'<div class="reveal" id="stage">{job.body}</div>'
+    return _html(head, body, f'<script src="{job.component.script.as_uri()}"></script>')
+
+
+def _html(head: Sequence[str], body: str, script: str) -> str:
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n" + "\n".join(head)
+            + f"\n</head><body>\n{body}\n{script}\n</body></html>\n")
+
+
+# --------------------------------------------------------------------------- Mermaid's parser, for check
+
+
+def parse_problems(diagrams: Sequence[str], cache_dir: Path) -> dict[str, str]:
+    """Each diagram text Mermaid cannot parse, with Mermaid's message; parsed texts are remembered in
+    ``cache_dir`` so an unchanged project is checked without a browser."""
+    todo = [text for text in dict.fromkeys(diagrams) if not _parsed(cache_dir, text).is_file()]
+    out: dict[str, str] = {}
+    if not todo:
+        return out
+    with browser() as chromium:
+        page = chromium.new_page()
+        try:
+            page.set_content("<!doctype html><html><body></body></html>")
+            page.add_script_tag(path=str(mermaid.script_path()))
+            page.evaluate(f"mermaid.initialize({mermaid.config_json()})")
+            for text in todo:
+                failure = page.evaluate("t => mermaid.parse(t).then(() => '', e => String((e && e.message) || e))",
+                                        text)
+                if failure:
+                    out[text] = failure
+                else:
+                    atomic_write(_parsed(cache_dir, text), b"ok\n")
+        finally:
+            page.close()
+    return out
+
+
+def _parsed(cache_dir: Path, text: str) -> Path:
+    digest = hashlib.sha256(f"{mermaid.version()}\0{text}".encode()).hexdigest()[:24]
+    return Path(cache_dir) / f"{digest}.ok"
+
+
+# --------------------------------------------------------------------------- every picture of a build
+
+
+@dataclass(frozen=True)
+class DeckPictures:
+    """The pictures of one deck, by media key, and the problems met drawing them (errors at their lines)."""
+
+    files: dict[str, Path]
+    problems: list[Diagnostic]
+
+
+def deck_jobs(deck: Deck, found: Mapping[str, Component]) -> list[Job]:
+    """The pictures ``deck`` needs: one per component instance of a known tag, one per Mermaid diagram."""
+    where = display_path(deck.path)
+    tags = comp.by_tag(found)
+    jobs = [component_job(i, tags[i.tag], where) for i in comp.instances(deck) if i.tag in tags]
+    jobs += [diagram_job(comp.diagram_key(b.code), b.code, where, b.line) for b, _ in comp.diagrams(deck)]
+    return jobs
+
+
+def build_pictures(decks: Sequence[Deck], found: Mapping[str, Component], cache_dir: Path,
+                   render_figure: Callable[[str], tuple[Path, Path]] | None = None) -> dict[Path, DeckPictures]:
+    """Every picture of every deck, drawn with one Chromium (none when all are cached), by deck path.
+
+    Without Chromium, an instance with ``fallback="fig:NAME"`` gets that figure (drawn by
+    ``render_figure``); any other picture not in the cache is an error saying what to install.
+    """
+    jobs = {deck.path: deck_jobs(deck, found) for deck in decks}
+    pictures = Pictures(cache_dir)
+    drawn: dict[str, Path] = {}
+    problems: list[Diagnostic] = []
+    every = [job for each in jobs.values() for job in each]
+    missing_browser: str | None = None
+    try:
+        drawn, problems = pictures.draw(every)
+    except ChromiumMissing as error:
+        missing_browser = str(error)
+        drawn = {job.key: pictures.cached(job) for job in every if pictures.cached(job).is_file()}
+    out: dict[Path, DeckPictures] = {}
+    for deck in decks:
+        files = {job.key: drawn[job.key] for job in jobs[deck.path] if job.key in drawn}
+        found_problems = [p for p in problems if p.path == display_path(deck.path)]
+        if missing_browser is not None:
+            fallbacks = {i.key: i.attr("fallback") for i in comp.instances(deck)}
+            for job in jobs[deck.path]:
+                if job.key in files:
+                    continue
+                fallback = fallbacks.get(job.key)
+                if fallback and fallback.startswith("fig:") and render_figure is not None:
+                    try:
+                        files[job.key] = render_figure(fallback[4:])[1]
+                        continue
+                    except SlidegenError as error:
+                        message = f"fallback {fallback}: {error.diagnostic.message}"
+                        found_problems.append(Diagnostic(job.path, job.line, 1, message))
+                        continue
+                what = f"<{job.tag}>" if job.kind == "component" else "a Mermaid diagram"
+                hint = INSTALL_HINT if job.kind == "component" else INSTALL_HINT.split(", or")[0]
+                found_problems.append(Diagnostic(job.path, job.line, 1, f"{what} needs Chromium to draw its "
+                                                 f"PowerPoint picture ({missing_browser}): {hint}"))
+        out[deck.path] = DeckPictures(files, found_problems)
+    return out
