@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from slidegen.bind import bind_deck
 from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
+from slidegen.check_outputs import output_problems
 from slidegen.deck import (
     Block,
     Deck,
@@ -122,6 +123,7 @@ def check_decks(
             deck, problems = bind_deck(deck, results)
             diagnostics += problems
             bound.append(deck)
+            diagnostics += output_problems(deck, root)  # what the writers would stop on
         diagnostics += _check_links(rel, deck, deck_files, index, shown)
         diagnostics += key_warnings(rel, deck)
         if figure_names is not None:

@@ -268,8 +268,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         # the default is loopback; any other address must come from an explicit --host
+        extra = {"open_browser": True} if args.open else {}
         return serve(find_project(), host=args.host or DEFAULT_HOST, port=args.port,
-                     allow_remote=args.host is not None, open_browser=args.open)
+                     allow_remote=args.host is not None, **extra)
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -103,8 +103,7 @@ def require_experiments() -> None:
     if missing:
         raise UsageError(
             f"running experiments needs {' and '.join(missing)}: pip install 'slidegen[experiments]' "
-            "(for the CPU build of torch first: pip install torch==2.13.0 --index-url "
-            "https://download.pytorch.org/whl/cpu)"
+            "(first torch==2.13.0 from PyTorch's CPU wheel index, `--index-url` ending /whl/cpu, for the CPU build)"
         )
 
 
