@@ -268,9 +268,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         # the default is loopback; any other address must come from an explicit --host
-        extra = {"open_browser": True} if args.open else {}
-        return serve(find_project(), host=args.host or DEFAULT_HOST, port=args.port,
-                     allow_remote=args.host is not None, **extra)
+        host, remote = args.host or DEFAULT_HOST, args.host is not None
+        if args.open:
+            return serve(find_project(), host=host, port=args.port, allow_remote=remote, open_browser=True)
+        return serve(find_project(), host=host, port=args.port, allow_remote=remote)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
