@@ -75,7 +75,7 @@ class Parsers:
         self.top = argparse.ArgumentParser(
             prog="slidegen",
             description="Compile Slidev-style decks bound to results.md into reveal.js HTML and PowerPoint.",
-            parents=[common],
+            parents=[_common()],  # its own copy: set_defaults must not reach the subcommands' actions
         )
         self.top.set_defaults(quiet=False, verbose=False)
         self.top.add_argument("--version", action="version", version=f"slidegen {version()}")
