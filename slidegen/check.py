@@ -442,11 +442,6 @@ def _accepts(known: str | ExperimentInfo, recorded: str) -> bool:
     return same_fingerprint(recorded, known) if isinstance(known, str) else known.accepts(recorded)
 
 
-def _same_fingerprint(recorded: str, current: str) -> bool:
-    """Fingerprints match when one is a prefix of the other (results.md may keep a short form)."""
-    return same_fingerprint(recorded, current)
-
-
 # ---------------------------------------------------------------------- results no slide cites
 
 

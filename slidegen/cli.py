@@ -165,7 +165,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     paths = resolve_decks(project, args.decks) if args.decks else None
     count = len(paths) if paths is not None else len(project.deck_paths())
     start = time.perf_counter()
-    with _progress(args, count * len(formats), many=count > 1 or "pdf" in formats) as tick:
+    slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
+    with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
         report = build(project, paths, formats, args.out, notes=args.notes, progress=tick)
     for diagnostic in report.diagnostics:
         if not (args.quiet and diagnostic.severity != "error"):
