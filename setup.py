@@ -63,7 +63,8 @@ class BuildPy(build_py):
 
     def run(self) -> None:
         super().run()
-        _copy(vendor_files(), Path(self.build_lib) / VENDOR)
+        if not getattr(self, "editable_mode", False):  # `pip install -e .` reads the checkout's node_modules
+            _copy(vendor_files(), Path(self.build_lib) / VENDOR)
 
 
 class Sdist(sdist):
