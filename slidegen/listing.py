@@ -30,7 +30,8 @@ def list_decks(project: Project) -> list[str]:
             rows.append((display_path(path), "-", f"does not parse: {problem}"))
         else:
             hidden = sum(1 for slide in deck.slides if slide.frontmatter.get("hide") is True)
-            count = f"{len(deck.slides)} slides" + (f" ({hidden} hidden)" if hidden else "")
+            count = f"{len(deck.slides)} slide{'s' if len(deck.slides) != 1 else ''}" + (
+                f" ({hidden} hidden)" if hidden else "")
             rows.append((display_path(path), count, deck.title))
     return _table(rows) or ["no decks in decks/"]
 

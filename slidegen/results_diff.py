@@ -1,6 +1,8 @@
 """``slidegen results diff``: the keys whose values moved between a git revision and the working results.md.
 
-Each change names the slides that cite the key (:func:`slidegen.index.citations_of`).
+Each change names the slides that cite the key (:func:`slidegen.index.citations_of`). The
+command prints only the changes a slide would show (:func:`printed_changed`: the value at its
+digits, its spread, its unit) and counts the rest.
 """
 
 from __future__ import annotations

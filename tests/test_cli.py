@@ -179,7 +179,7 @@ def test_inspect_prints_a_summary_and_json_with_json(project: Path, capsys: pyte
 def test_list_decks_keys_and_figures(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "decks"]) == 0
     assert capsys.readouterr().out == ("decks/01-one.md  2 slides  One\n"
-                                       "decks/02-two.md  1 slides  Second deck\n")
+                                       "decks/02-two.md  1 slide   Second deck\n")
     assert main(["list", "keys"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["ch01.loss", "2.276", "±", "0.002", "nats", "cited:", "Example", "2020,", "p.", "1",
