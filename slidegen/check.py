@@ -278,7 +278,7 @@ _COUNTED_RE = re.compile(
 )
 
 
-def hand_typed_numbers(text: str, heading: bool = False) -> list[tuple[int, str]]:
+def hand_typed_numbers(text: str, heading: bool = False, years: bool = False) -> list[tuple[int, str]]:
     """``(offset, number)`` of every measured-looking number typed in ``text``.
 
     Flagged: decimals (2.31), percentages (37%), numbers in scientific notation and any
@@ -291,8 +291,9 @@ def hand_typed_numbers(text: str, heading: bool = False) -> list[tuple[int, str]
     (March 2020, 3 March 2020, March 3, 2020), in a citation (Kaplan et al. 2020,
     (Kaplan 2020), (Kaplan and Smith, 2020), Kaplan (2020)), in a date (2020-01-31), in a
     list or range after such a year (in 2017 and 2019, since 2019–2021), or anywhere in a
-    heading. A number followed by a counted word (steps, tokens, seeds, epochs, ...) is
-    never a year: "in 2000 steps" is flagged.
+    heading (``heading``, or ``years`` for the heading's later text runs). A number followed
+    by a counted word (steps, tokens, seeds, epochs, ...) is never a year: "in 2000 steps" is
+    flagged.
     """
     skip = 0
     if heading and (m := _CHAPTER_NUMBER_RE.match(text)):
@@ -320,7 +321,7 @@ def hand_typed_numbers(text: str, heading: bool = False) -> list[tuple[int, str]
             continue
         if number.isdigit() and len(number) == 4 and 1900 <= int(number) <= 2099 and not _COUNTED_RE.match(text, end):
             listed = last_year >= 0 and _YEAR_LIST_RE.fullmatch(text, last_year, start) is not None
-            if heading or listed or _YEAR_BEFORE_RE.search(text[max(0, start - 60):start]):
+            if heading or years or listed or _YEAR_BEFORE_RE.search(text[max(0, start - 60):start]):
                 last_year = end
                 continue
         found.append((start, number))
@@ -335,7 +336,8 @@ def _check_numbers(rel: str, deck: Deck) -> list[Diagnostic]:
             if not isinstance(node, Text):
                 continue
             where = "speaker notes" if in_notes else "slide text"
-            for offset, number in hand_typed_numbers(node.text, heading=node is first):
+            years = isinstance(block, Heading)  # a heading names a period anywhere in it
+            for offset, number in hand_typed_numbers(node.text, heading=node is first, years=years):
                 message = (
                     f"hand-typed number '{number}' in {where}: cite a result ({{{{ key }}}}) "
                     f'or mark it as a literal ({{{{ "{number}" }}}})'

@@ -319,7 +319,7 @@ def test_a_four_digit_number_is_a_year_only_where_it_reads_as_one(text: str, fla
 
 def test_strict_check_flags_2000_steps_and_keeps_a_citation_year(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    deck = "# Years\n\nWe train for 2000 steps, as Kaplan et al. 2020 did in 2019.\n"
+    deck = "# The **2017** paper, 2018\n\nWe train for 2000 steps, as Kaplan et al. 2020 did in 2019.\n"
     root = make(tmp_path / "y", {"01-y.md": deck}, [])
     monkeypatch.chdir(root)
     assert main(["check", "--strict"]) == 1
