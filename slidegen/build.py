@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +20,7 @@ from .assets import MEDIA_DIR
 from .bind import bind_deck
 from .cite import cite_deck
 from .deck import Deck, DeckIndex
-from .errors import Diagnostic, SlidegenError, internal_error
+from .errors import Diagnostic, SlidegenError, display_path, internal_error
 from .figures import FigureRenderer
 from .frontmatter import visible
 from .index import index_of, read_decks
@@ -126,16 +126,19 @@ def build(
     html_dir: Path | None = None,
     figures_dir: Path | None = None,
     scale: float = 1.5,
+    progress: Callable[[str, str], None] | None = None,
 ) -> BuildReport:
     """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
 
     A deck with an error is reported and skipped; the others are still built. Each deck's
     outputs are written to a staging folder first and moved into place only when every
     writer succeeded: a deck's outputs of one build all land or none do. PDF is printed
-    from the HTML (``out/html``, or a temporary ``html_dir`` when HTML is not asked for), with
-    the speaker notes under each slide when ``notes`` is true; PNG pictures are taken from it
-    too, at ``scale`` device pixels per CSS pixel (1.5: 1920x1080). ``figures_dir`` is where
-    figures are drawn and cached (default: ``build/figures``).
+    from the HTML (``out/html``, or a temporary ``html_dir`` when HTML is not asked for); with
+    ``notes``, each deck is also printed with its speaker notes under each slide, as
+    ``SLUG.notes.pdf`` beside ``SLUG.pdf``. PNG pictures are taken from the HTML too, at ``scale``
+    device pixels per CSS pixel (1.5: 1920x1080). ``figures_dir`` is where figures are drawn and
+    cached (default: ``build/figures``). ``progress(deck, output)`` is called as each output of a
+    deck is done.
     """
     out = out or project.build_dir
     browsed = "pdf" in formats or "png" in formats
@@ -146,8 +149,8 @@ def build(
         pdf.check_available()  # before any work: no Chromium is a set-up problem (exit 2)
         if "html" not in formats and html_dir is None:
             with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
-                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp),
-                             figures_dir=figures_dir, scale=scale)
+                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp), figures_dir=figures_dir,
+                             progress=progress, scale=scale)
     html_dir = html_dir or out / "html"
     printable: list[tuple[Deck, Path]] = []
     targets = list(paths) if paths else project.deck_paths()
@@ -189,6 +192,10 @@ def build(
                     report.written.append(final)
                 if flavor == "html":
                     printable.append((deck, final))
+            if progress is not None:
+                for flavor in formats:
+                    if flavor != "pdf":
+                        progress(display_path(path), flavor)
         except SlidegenError as failure:
             report.diagnostics.append(failure.diagnostic)
         except Exception as crash:  # noqa: BLE001 (a bug met on one deck must not stop the others)
@@ -201,9 +208,17 @@ def build(
     if "html" in formats:
         report.written.append(html.write_index(index.decks, html_dir))
     if "pdf" in formats and printable:
-        written_pdf, problems = pdf.print_decks(printable, out / "pdf", notes=notes)
+        def printed(deck: Deck) -> None:
+            if progress is not None:
+                progress(display_path(deck.path), "pdf")
+
+        written_pdf, problems = pdf.print_decks(printable, out / "pdf", on_printed=printed)
         report.written.extend(written_pdf)
         report.diagnostics.extend(problems)
+        if notes:
+            written_pdf, problems = pdf.print_decks(printable, out / "pdf", notes=True, suffix=".notes.pdf")
+            report.written.extend(written_pdf)
+            report.diagnostics.extend(p for p in problems if p not in report.diagnostics)
     if "png" in formats and printable:
         written_png, problems = png.snapshot_decks(printable, out / "png", scale)
         report.written.extend(written_png)

@@ -6,20 +6,24 @@ column, paths relative to the project root. Errors fail CI; warnings (results no
 cites) do not. The checks themselves read no file: positions come from the parsed decks,
 links between decks resolve through the :class:`~slidegen.deck.DeckIndex`.
 
-Stale results are reported once per row, at the row's line in ``results/results.md``;
-the message names the slides that cite the row.
+Stale results are reported once per experiment, at its first stale row in
+``results/results.md``, with the number of its keys and the first slide citing them. The
+environment an experiment ran under (results.md's ``runs`` section) differing from today's
+is a warning, once per experiment (an error with ``--strict-env``).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from slidegen import components
 from slidegen.bind import bind_deck
 from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
+from slidegen.check_outputs import output_problems
 from slidegen.deck import (
     Block,
     Deck,
@@ -33,11 +37,18 @@ from slidegen.deck import (
     walk_blocks,
     walk_inlines,
 )
+from slidegen.discover import same_fingerprint
 from slidegen.errors import Diagnostic, SlidegenError
 from slidegen.frontmatter import key_warnings, visible
 from slidegen.index import Decks, citations, index_of, project_decks
 from slidegen.library import Library, load_library
-from slidegen.results import RESULTS_PATH, Results
+from slidegen.results import RESULTS_PATH, RUN_COLUMNS, Result, Results
+from slidegen.runstore import RunRecord, run_path
+
+if TYPE_CHECKING:
+    from slidegen.discover import ExperimentInfo
+
+RUNS_DIR = "results/runs"
 
 #: A number as typed: 2,000 / 2.31 / 1e-3 / 37%.
 _NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?%?")
@@ -49,14 +60,20 @@ _SCHEME_RE = re.compile(r"[A-Za-z][\w+.-]*:")
 def check_project(
     root: Path,
     strict: bool = False,
-    fingerprints: Mapping[str, str] | None = None,
+    fingerprints: Fingerprints | None = None,
     figure_names: Collection[str] | None = None,
+    *,
+    environment: Mapping[str, str] | None = None,
+    strict_env: bool = False,
+    verbose: bool = False,
 ) -> list[Diagnostic]:
     """Every problem in the project's decks and results.md.
 
-    ``fingerprints`` maps each registered experiment id to its fingerprint today (None
-    skips the staleness check); ``figure_names`` lists the registered figures (None
-    skips the figure check); ``strict`` also flags numbers typed by hand.
+    ``fingerprints`` maps each registered experiment id to its fingerprint today, or to its
+    :class:`~slidegen.discover.ExperimentInfo` (which also accepts rows recorded in the older
+    fingerprint format); None skips the staleness check. ``figure_names`` lists the registered
+    figures (None skips the figure check); ``strict`` also flags numbers typed by hand. For
+    ``environment``, ``strict_env`` and ``verbose`` see :func:`check_decks`.
     """
     root = Path(root)
     diagnostics: list[Diagnostic] = []
@@ -70,7 +87,8 @@ def check_project(
         results = None
 
     decks = project_decks(root)
-    diagnostics += check_decks(decks, results, strict, fingerprints, figure_names, root, load_library(root))
+    diagnostics += check_decks(decks, results, strict, fingerprints, figure_names, root, load_library(root),
+                               environment=environment, strict_env=strict_env, verbose=verbose)
     out = {_relative(root, d): None for d in diagnostics}
     return sorted(out, key=lambda d: (d.path, d.line, d.col))
 
@@ -79,15 +97,21 @@ def check_decks(
     decks: Decks,
     results: Results | None,
     strict: bool = False,
-    fingerprints: Mapping[str, str] | None = None,
+    fingerprints: Fingerprints | None = None,
     figure_names: Collection[str] | None = None,
     root: Path = Path("."),
     library: Library | None = None,
+    *,
+    environment: Mapping[str, str] | None = None,
+    strict_env: bool = False,
+    verbose: bool = False,
 ) -> list[Diagnostic]:
     """The problems of decks read once: parse errors, binding, links (through the index), figures, numbers, results,
     and citations (``library``: the project's works, styles and cited numbers; None skips those checks).
 
     ``results`` is None when results.md itself did not read (its error is reported by the caller).
+    ``environment`` (today's Python, NumPy and torch versions) turns on the environment warnings
+    (errors with ``strict_env``); ``verbose`` lists every result no slide cites instead of one summary.
     """
     diagnostics = list(decks.errors)
     index = decks.index
@@ -102,6 +126,7 @@ def check_decks(
             deck, problems = bind_deck(deck, results)
             diagnostics += problems
             bound.append(deck)
+            diagnostics += output_problems(deck, root)  # what the writers would stop on
         diagnostics += components.deck_problems(deck, found, rel)
         diagnostics += [Diagnostic(rel, line, 1, problem) for run, line in components.run_refs(deck)
                         if (problem := components.run_problem(run, root / "results" / "runs"))]
@@ -121,13 +146,11 @@ def check_decks(
     if results is not None:
         cited = citations(decks.parsed.values(), root)
         if fingerprints is not None:
-            diagnostics += _check_stale(results, fingerprints, cited)
+            recorded = {**_run_versions(root, fingerprints), **{e: run.versions for e, run in results.runs.items()}}
+            diagnostics += _check_stale(results, fingerprints, cited, _slide_finder(decks, root), environment,
+                                        recorded, strict_env)
         if not decks.errors:  # a deck that did not parse may cite anything
-            diagnostics += [
-                Diagnostic(RESULTS_PATH, r.line, 1, f"result '{key}' is not cited by any slide", "warning")
-                for key, r in results.items()
-                if key not in cited and not (r.cited and library is not None and library.cited.exists)
-            ]  # a cited number no slide shows is reported once, at its line in the cited-numbers file
+            diagnostics += _uncited(results, cited, library, verbose)
     return diagnostics
 
 
@@ -152,6 +175,36 @@ def _check_diagrams(decks: list[Deck], root: Path) -> list[Diagnostic]:
             message = failed[block.code]
             out.append(Diagnostic(rel, mermaid.error_line(message, block.line), 1,
                                   f"Mermaid cannot parse this diagram: {mermaid.first_line(message)}"))
+    return out
+
+
+SlideOf = Callable[[str, int], "int | None"]
+
+
+def _slide_finder(decks: Decks, root: Path) -> SlideOf:
+    """``(deck path relative to root, line) -> slide number`` over the parsed decks."""
+    starts = {_rel_path(deck.path, root): [slide.line for slide in deck.slides] for deck in decks.parsed.values()}
+
+    def slide_of(path: str, line: int) -> int | None:
+        return sum(1 for start in starts.get(path, []) if start <= line) or None
+
+    return slide_of
+
+
+def _rel_path(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _run_versions(root: Path, experiments: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The versions each experiment's ``results/runs/<id>.json`` recorded (for rows from before the runs table)."""
+    out = {}
+    for exp_id in experiments:
+        record = RunRecord.read(run_path(root / RUNS_DIR, exp_id))
+        if record is not None and record.versions:
+            out[exp_id] = {k: str(v) for k, v in record.versions.items()}
     return out
 
 
@@ -233,19 +286,53 @@ def _check_figures(rel: str, deck: Deck, names: Collection[str]) -> list[Diagnos
 # ---------------------------------------------------------------------- strict: numbers typed by hand
 
 
-def hand_typed_numbers(text: str, heading: bool = False) -> list[tuple[int, str]]:
+_MONTHS = ("jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+           "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")
+#: What makes a following four-digit number a year: a time word, a month (and day), or a citation's author.
+_YEAR_BEFORE_RE = re.compile(
+    r"(?:(?i:\b(?:in|since|until|till|from|by|before|after|during|circa|ca\.|c\.|year|" + _MONTHS + r")\.?"
+    r"(?:\s+\d{1,2}(?:st|nd|rd|th)?,?)?)"  # in / since / March / March 3, / Mar. 3rd
+    r"|(?i:\b\d{1,2}(?:st|nd|rd|th)?\s+(?:" + _MONTHS + r")\.?)"  # 3 March
+    r"|\bet al\.,?"  # Kaplan et al. 2020, Kaplan et al., 2020
+    r"|\(\s*[A-Z][\w'’-]+(?:\s+(?:and|&)\s+[A-Z][\w'’-]+)?,?"  # (Kaplan 2020), (Kaplan and Smith, 2020)
+    r"|\b[A-Z][\w'’-]+\s+\("  # Kaplan (2020)
+    r")\s*$"
+)
+#: Between two years of one list or range: 2019 and 2020, 2019–2021, 2019, 2020.
+_YEAR_LIST_RE = re.compile(r"\s*(?:,|and|or|to|&|/|-|–|—)\s*")
+#: A date: 2020-01-31 or 2020-01.
+_ISO_DATE_RE = re.compile(r"\b(?:19|20)\d{2}-[01]\d(?:-[0-3]\d)?\b")
+#: Words that make the number before them a count, never a year ("in 2000 steps").
+_COUNTED_RE = re.compile(
+    r"\s+(?i:steps?|tokens?|parameters?|params|seeds?|runs?|epochs?|iterations?|updates?|examples?|samples?|"
+    r"characters?|chars|words?|layers?|heads?|batch(?:es)?|sequences?|documents?|lines?|rows?|points?|times|"
+    r"gpus?|tpus?|cores?|hours?|minutes?|seconds?|ms|days?|nats|bits|bytes|[kmgt]b|flops?)\b"
+)
+
+
+def hand_typed_numbers(text: str, heading: bool = False, years: bool = False) -> list[tuple[int, str]]:
     """``(offset, number)`` of every measured-looking number typed in ``text``.
 
     Flagged: decimals (2.31), percentages (37%), numbers in scientific notation and any
-    other number of two or more digits (42, 2,000). Not flagged: single digits; years
-    1900-2099; numbers glued to letters, directly or by a hyphen (FP8, GPT-3, 7B, H100,
-    16-bit, arXiv:1412.6980) except a multiplier ``x`` (2.5x is flagged); section signs
-    (§5.1); and, when ``heading``, the heading's own number at its start (``01 Training``).
+    other number of two or more digits (42, 2,000). Not flagged: single digits; numbers
+    glued to letters, directly or by a hyphen (FP8, GPT-3, 7B, H100, 16-bit,
+    arXiv:1412.6980) except a multiplier ``x`` (2.5x is flagged); section signs (§5.1);
+    when ``heading``, the heading's own number at its start (``01 Training``); and a year
+    (1900-2099, four plain digits) only where it reads as one: after a time word (in,
+    since, until, from, by, before, after, during, circa), a month or a day and month
+    (March 2020, 3 March 2020, March 3, 2020), in a citation (Kaplan et al. 2020,
+    (Kaplan 2020), (Kaplan and Smith, 2020), Kaplan (2020)), in a date (2020-01-31), in a
+    list or range after such a year (in 2017 and 2019, since 2019–2021), or anywhere in a
+    heading (``heading``, or ``years`` for the heading's later text runs). A number followed
+    by a counted word (steps, tokens, seeds, epochs, ...) is never a year: "in 2000 steps" is
+    flagged.
     """
     skip = 0
     if heading and (m := _CHAPTER_NUMBER_RE.match(text)):
         skip = m.end()
+    dates = [range(m.start(), m.end()) for m in _ISO_DATE_RE.finditer(text)]
     found: list[tuple[int, str]] = []
+    last_year = -1  # where the previous year ended, for lists and ranges of years
     for m in _NUMBER_RE.finditer(text):
         start, end, number = m.start(), m.end(), m.group()
         before = text[start - 1] if start else ""
@@ -260,8 +347,15 @@ def hand_typed_numbers(text: str, heading: bool = False) -> list[tuple[int, str]
             continue
         if after == "-" and after2.isalpha() and not number.endswith("%"):
             continue
-        if number.isdigit() and (len(number) < 2 or (len(number) == 4 and 1900 <= int(number) <= 2099)):
+        if number.isdigit() and len(number) < 2:
             continue
+        if any(start in date for date in dates):
+            continue
+        if number.isdigit() and len(number) == 4 and 1900 <= int(number) <= 2099 and not _COUNTED_RE.match(text, end):
+            listed = last_year >= 0 and _YEAR_LIST_RE.fullmatch(text, last_year, start) is not None
+            if heading or years or listed or _YEAR_BEFORE_RE.search(text[max(0, start - 60):start]):
+                last_year = end
+                continue
         found.append((start, number))
     return found
 
@@ -274,7 +368,8 @@ def _check_numbers(rel: str, deck: Deck) -> list[Diagnostic]:
             if not isinstance(node, Text):
                 continue
             where = "speaker notes" if in_notes else "slide text"
-            for offset, number in hand_typed_numbers(node.text, heading=node is first):
+            years = isinstance(block, Heading)  # a heading names a period anywhere in it
+            for offset, number in hand_typed_numbers(node.text, heading=node is first, years=years):
                 message = (
                     f"hand-typed number '{number}' in {where}: cite a result ({{{{ key }}}}) "
                     f'or mark it as a literal ({{{{ "{number}" }}}})'
@@ -285,31 +380,116 @@ def _check_numbers(rel: str, deck: Deck) -> list[Diagnostic]:
 
 # ---------------------------------------------------------------------- stale results
 
+#: What the staleness check compares a row with: today's fingerprint, or an experiment that knows its formats.
+Fingerprints = Mapping[str, "str | ExperimentInfo"]
 
-def _same_fingerprint(recorded: str, current: str) -> bool:
-    """Fingerprints match when one is a prefix of the other (results.md may keep a short form)."""
-    return bool(recorded) and bool(current) and (current.startswith(recorded) or recorded.startswith(current))
+
+def _first_site(keys: Sequence[str], cited: Mapping[str, list[tuple[str, int]]], slide_of: SlideOf) -> str:
+    """``cited by decks/01-x.md:12, slide 3`` (``first cited by`` when several sites), or ``cited by no slide``."""
+    sites = [site for key in keys for site in cited.get(key, [])]
+    if not sites:
+        return "cited by no slide"
+    path, line = min(sites)
+    number = slide_of(path, line)
+    return ("first " if len(sites) > 1 else "") + f"cited by {path}:{line}" + (f", slide {number}" if number else "")
 
 
 def _check_stale(
-    results: Results, fingerprints: Mapping[str, str], cited: Mapping[str, list[tuple[str, int]]]
+    results: Results,
+    fingerprints: Fingerprints,
+    cited: Mapping[str, list[tuple[str, int]]],
+    slide_of: SlideOf = lambda path, line: None,
+    environment: Mapping[str, str] | None = None,
+    recorded: Mapping[str, Mapping[str, str]] | None = None,
+    strict_env: bool = False,
 ) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
+    """Stale and orphaned results, once per experiment, at its first row; environment warnings likewise.
+
+    ``recorded`` maps an experiment to the versions its last run recorded (results.md's
+    ``runs`` section wins over ``runs/<id>.json``); with ``environment`` (today's versions),
+    an experiment whose recorded versions differ gets one warning (an error with
+    ``strict_env``). A row recorded in the format that hashed the library versions and that
+    matches under the recorded versions is current code in another environment: warned, not stale.
+    """
+    rows: dict[str, list[tuple[str, Result]]] = {}
     for key, r in results.items():
-        experiment, recorded = r.experiment, r.fingerprint
-        if experiment is None or recorded is None:
-            continue
+        if r.experiment is not None and r.fingerprint is not None:
+            rows.setdefault(r.experiment, []).append((key, r))
+    recorded = recorded or {}
+    out: list[Diagnostic] = []
+    for experiment, its_rows in rows.items():
+        first_key, first = its_rows[0]
+        keys = [key for key, _ in its_rows]
         if experiment not in fingerprints:
             hint = _did_you_mean(experiment, fingerprints)
-            out.append(Diagnostic(RESULTS_PATH, r.line, 1,
-                                  f"result '{key}' comes from experiment '{experiment}', which no longer exists{hint}"))
+            what = f"result '{first_key}' comes" if len(keys) == 1 else f"{len(keys)} results ('{first_key}', ...) come"
+            out.append(Diagnostic(RESULTS_PATH, first.line, 1,
+                                  f"{what} from experiment '{experiment}', which no longer exists{hint}"))
             continue
-        current = fingerprints[experiment]
-        if not _same_fingerprint(recorded, current):
-            where = ", ".join(f"{p}:{line}" for p, line in cited.get(key, [])) or "no slide"
+        known = fingerprints[experiment]
+        current = known if isinstance(known, str) else known.fingerprint
+        versions = recorded.get(experiment)
+        stale = [(key, r) for key, r in its_rows if not _accepts(known, r.fingerprint or "")]
+        moved_env = False
+        if stale and versions and not isinstance(known, str):
+            under_then = known.legacy_fingerprint(versions)
+            left = [(key, r) for key, r in stale if not same_fingerprint(r.fingerprint or "", under_then)]
+            moved_env, stale = len(left) < len(stale), left
+        if stale:
+            stale_keys = [key for key, _ in stale]
+            was = sorted({r.fingerprint or "" for _, r in stale})
+            shown = current[: len(was[0])]
+            what = (f"stale result '{stale_keys[0]}'" if len(stale) == 1
+                    else f"{len(stale)} stale results of {experiment} ('{stale_keys[0]}', ...)")
             out.append(Diagnostic(
-                RESULTS_PATH, r.line, 1,
-                f"stale result '{key}': recorded by {experiment} {recorded}, whose fingerprint is now "
-                f"{current[: len(recorded)]}; run `slidegen run {experiment}` (cited by {where})",
+                RESULTS_PATH, stale[0][1].line, 1,
+                f"{what}: recorded by {experiment} {', '.join(was)}, whose fingerprint is now {shown}; "
+                f"run `slidegen run {experiment}` ({_first_site(stale_keys, cited, slide_of)})",
+            ))
+            continue
+        if environment is None or versions is None:
+            continue
+        differs = [name for name in RUN_COLUMNS[2:] if versions.get(name) and environment.get(name)
+                   and _release(versions[name]) != _release(environment[name])]
+        if differs or moved_env:
+            then = " / ".join(f"{_LABELS[n]} {versions.get(n) or '?'}" for n in RUN_COLUMNS[2:])
+            now = " / ".join(f"{_LABELS[n]} {environment.get(n) or '?'}" for n in RUN_COLUMNS[2:])
+            line = results.runs[experiment].line if experiment in results.runs else first.line
+            out.append(Diagnostic(
+                RESULTS_PATH, line or first.line, 1,
+                f"{experiment} ran under {then}; this environment has {now}; rerun to confirm "
+                f"(`slidegen run {experiment} --force`; {len(keys)} key(s))",
+                "error" if strict_env else "warning",
             ))
     return out
+
+
+_LABELS = {"python": "Python", "numpy": "NumPy", "torch": "torch"}
+
+
+def _release(version: str) -> str:
+    """A version without its local build tag: ``2.13.0+cpu`` is ``2.13.0``."""
+    return version.split("+", 1)[0]
+
+
+def _accepts(known: str | ExperimentInfo, recorded: str) -> bool:
+    return same_fingerprint(recorded, known) if isinstance(known, str) else known.accepts(recorded)
+
+
+# ---------------------------------------------------------------------- results no slide cites
+
+
+def _uncited(results: Results, cited: Mapping[str, object], library: Library | None, verbose: bool) -> list[Diagnostic]:
+    """Rows no slide cites: one summary warning at the first, or one warning per row with ``verbose``."""
+    rows = [(key, r) for key, r in results.items()
+            if key not in cited and not (r.cited and library is not None and library.cited.exists)]
+    # a cited number no slide shows is reported once, at its line in the cited-numbers file
+    if verbose or len(rows) == 1:
+        return [Diagnostic(RESULTS_PATH, r.line, 1, f"result '{key}' is not cited by any slide", "warning")
+                for key, r in rows]
+    if not rows:
+        return []
+    names = ", ".join(key for key, _ in rows[:3]) + (", ..." if len(rows) > 3 else "")
+    return [Diagnostic(RESULTS_PATH, rows[0][1].line, 1,
+                       f"{len(rows)} results are not cited by any slide ({names}); `slidegen check -v` lists them",
+                       "warning")]

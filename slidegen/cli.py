@@ -1,7 +1,9 @@
-"""The command line: ``slidegen build | run | check | serve | inspect | results diff``.
+"""The command line: ``slidegen build | run | check | serve | inspect | list | results diff``.
 
 Exit codes: 0 fine, 1 problems in the content (each printed as ``file:line:col: error: ...``),
-2 usage errors, 70 a bug in slidegen ("internal error, please report", with where it happened).
+2 usage errors (with the subcommand's usage), 70 a bug in slidegen ("internal error, please
+report", with where it happened). ``-q`` keeps only errors, ``-v`` says more; ``NO_COLOR``
+(any value) turns colour off in every command.
 """
 
 from __future__ import annotations
@@ -9,14 +11,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from .cmd_run import add_run_parser, cmd_run
 from .errors import EXIT_INTERNAL, SlidegenError, UsageError, display_path, internal_error
 from .project import find_project
+
+
+def version() -> str:
+    """The installed distribution's version (the source tree's when not installed)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("slidegen")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 def _formats(value: str) -> list[str]:
@@ -41,96 +56,208 @@ def _port(value: str) -> int:
     return port
 
 
+def _common() -> argparse.ArgumentParser:
+    """``-q`` and ``-v``, accepted before or after the subcommand (SUPPRESS: a subcommand does not reset them)."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="print only errors")
+    group.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                       help="print more (every result no slide cites, every file written)")
+    return common
+
+
+class Parsers:
+    """The top-level parser and each subcommand's, so an unknown flag is reported with its subcommand's usage."""
+
+    def __init__(self) -> None:
+        common = _common()
+        self.top = argparse.ArgumentParser(
+            prog="slidegen",
+            description="Compile Slidev-style decks bound to results.md into reveal.js HTML and PowerPoint.",
+            parents=[_common()],  # its own copy: set_defaults must not reach the subcommands' actions
+        )
+        self.top.set_defaults(quiet=False, verbose=False)
+        self.top.add_argument("--version", action="version", version=f"slidegen {version()}")
+        commands = self.top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+        self.sub: dict[str, argparse.ArgumentParser] = {}
+
+        def add(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+            parser = commands.add_parser(name, parents=[common], **kwargs)
+            self.sub[name] = parser
+            return parser
+
+        build = add("build", help="build decks to HTML, PowerPoint, PDF or Markdown for other tools",
+                    description="Build decks (default: every deck in decks/). A deck is named by path, "
+                    "file name or number: `slidegen build 01`.")
+        build.add_argument("decks", nargs="*", metavar="DECK",
+                           help="deck files, names or numbers (default: every deck in decks/)")
+        build.add_argument("--to", type=_formats, default=None, metavar="FORMATS",
+                           help="comma-separated: html,pptx,pdf,png,md,marp (default: html,pptx)")
+        build.add_argument("-o", "--out", type=Path, default=None, help="output folder (default: build/)")
+        build.add_argument("--notes", action="store_true",
+                           help="PDF: also write NN-slug.notes.pdf, each slide with its speaker notes under it")
+        build.add_argument("--scale", type=float, default=1.5,
+                           help="PNG: device pixels per CSS pixel of the 1280x720 slide (default 1.5: 1920x1080)")
+
+        serve = add("serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save")
+        serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
+        serve.add_argument("--host", default=None,
+                           help="address to bind (default: 127.0.0.1; any other address only when given here)")
+        serve.add_argument("--open", action="store_true", help="open the index page in the web browser")
+
+        check = add("check", help="check every deck against results.md (exit 1 on any error)",
+                    description="Find every problem `slidegen build` would stop on, and more, writing nothing.")
+        check.add_argument("--strict", action="store_true", help="also flag numbers typed by hand in slides and notes")
+        check.add_argument("--strict-env", action="store_true",
+                           help="results measured under other Python, NumPy or torch versions are errors")
+
+        results = add("results", help="work with results/results.md")
+        results_commands = results.add_subparsers(dest="results_command", required=True, metavar="ACTION")
+        diff = results_commands.add_parser(
+            "diff", parents=[common],
+            help="results whose printed values changed against a git revision, and who cites them",
+        )
+        diff.add_argument("rev", nargs="?", default="HEAD", help="git revision to compare with (default: HEAD)")
+        self.sub["results diff"] = diff
+
+        self.sub["run"] = add_run_parser(commands, parents=[common])
+
+        inspect = add("inspect", help="print a parsed deck: a summary, or JSON with --json")
+        inspect.add_argument("deck", metavar="DECK", help="a deck file, name or number")
+        inspect.add_argument("--json", action="store_true", help="print the whole parsed deck as JSON")
+
+        listing = add("list", help="what exists: decks, result keys (with their citing slides), figures")
+        what = listing.add_subparsers(dest="list_command", required=True, metavar="WHAT")
+        self.sub["list decks"] = what.add_parser("decks", parents=[common], help="every deck, its slides and title")
+        keys = what.add_parser("keys", parents=[common], help="result keys, their values and the slides citing them")
+        keys.add_argument("pattern", nargs="?", default=None, metavar="PATTERN",
+                          help="a glob (ch01.val_*) or any part of a key")
+        self.sub["list keys"] = keys
+        self.sub["list figures"] = what.add_parser("figures", parents=[common],
+                                                   help="registered figures and the slides showing them")
+
+    def parse(self, argv: Sequence[str] | None) -> argparse.Namespace:
+        """Parse ``argv``; an unknown option is an error printed with its subcommand's usage (exit 2)."""
+        args, extra = self.top.parse_known_args(argv)
+        if extra:
+            name = " ".join(n for n in (args.command, getattr(args, "results_command", None),
+                                        getattr(args, "list_command", None)) if n)
+            parser = self.sub.get(name, self.top)
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        return args
+
+
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="slidegen",
-        description="Compile Slidev-style decks bound to results.md into reveal.js HTML and PowerPoint.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    """The top-level parser (see :class:`Parsers` for the subcommands')."""
+    return Parsers().top
 
-    build = commands.add_parser("build", help="build decks to HTML, PowerPoint, PDF or Markdown for other tools")
-    build.add_argument("decks", nargs="*", type=Path, metavar="DECK", help="deck files (default: every deck in decks/)")
-    build.add_argument("--to", type=_formats, default=None, metavar="FORMATS",
-                       help="comma-separated: html,pptx,pdf,png,md,marp (default: html,pptx)")
-    build.add_argument("--out", type=Path, default=None, help="output folder (default: build/)")
-    build.add_argument("--notes", action="store_true", help="PDF: print each slide's speaker notes under it")
-    build.add_argument("--scale", type=float, default=1.5,
-                       help="PNG: device pixels per CSS pixel of the 1280x720 slide (default 1.5: 1920x1080)")
 
-    serve = commands.add_parser(
-        "serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save"
-    )
-    serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
-    serve.add_argument("--host", default=None,
-                       help="address to bind (default: 127.0.0.1; any other address only when given here)")
-
-    check = commands.add_parser("check", help="check every deck against results.md (exit 1 on any error)")
-    check.add_argument("--strict", action="store_true", help="also flag numbers typed by hand in slides and notes")
-
-    results = commands.add_parser("results", help="work with results/results.md")
-    results_commands = results.add_subparsers(dest="results_command", required=True, metavar="ACTION")
-    diff = results_commands.add_parser(
-        "diff", help="keys whose values changed against a git revision, and who cites them"
-    )
-    diff.add_argument("rev", nargs="?", default="HEAD", help="git revision to compare with (default: HEAD)")
-
-    add_run_parser(commands)
-
-    inspect = commands.add_parser("inspect", help="print a parsed deck")
-    inspect.add_argument("deck", type=Path, metavar="DECK")
-    inspect.add_argument("--json", action="store_true", help="print JSON (the only format for now)")
-    return parser
+# ---------------------------------------------------------------------- commands
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     from .build import DEFAULT_FORMATS, build
+    from .decknames import resolve_decks
 
     project = find_project()
-    for path in args.decks:
-        if not path.is_file():
-            raise UsageError(f"no such deck: {path}")
+    formats = args.to or DEFAULT_FORMATS
+    if args.notes and "pdf" not in formats:
+        raise UsageError("--notes writes the PDF with speaker notes: add pdf to --to (e.g. --to html,pdf)")
+    paths = resolve_decks(project, args.decks) if args.decks else None
+    count = len(paths) if paths is not None else len(project.deck_paths())
     start = time.perf_counter()
-    report = build(project, args.decks or None, args.to or DEFAULT_FORMATS, args.out, notes=args.notes,
-                   scale=args.scale)
+    slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
+    with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
+        report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale)
     for diagnostic in report.diagnostics:
-        print(diagnostic, file=sys.stderr)
+        if not (args.quiet and diagnostic.severity != "error"):
+            print(diagnostic, file=sys.stderr)
     for message in report.internal:
         print(message, file=sys.stderr)
     outputs = [p for p in report.written
                if p.suffix in (".html", ".pptx", ".pdf", ".png", ".md") and p.name != "index.html"]
-    print(
-        f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
-        + (f" into {display_path(args.out or project.build_dir)}/" if outputs else ""),
-        file=sys.stderr,
-    )
+    if args.verbose:
+        for path in report.written:
+            print(f"wrote {display_path(path)}", file=sys.stderr)
+    if not args.quiet:
+        print(
+            f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
+            + (f" into {display_path(args.out or project.build_dir)}/" if outputs else ""),
+            file=sys.stderr,
+        )
     return EXIT_INTERNAL if report.internal else 1 if report.failed else 0
+
+
+class _progress:
+    """A bar per deck and output on a terminal (plain lines elsewhere), when a build does several things."""
+
+    def __init__(self, args: argparse.Namespace, total: int, many: bool) -> None:
+        self.on = many and not args.quiet
+        self.total = total
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> Callable[[str, str], None] | None:
+        if not self.on:
+            return None
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        if console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=console, transient=True)
+            self.task = self.bar.add_task("building", total=self.total)
+            self.bar.start()
+        return self.tick
+
+    def tick(self, deck: str, output: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=f"{deck} [dim]{output}[/dim]")
+        else:
+            print(f"{deck}: {output}", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .check import check_project
-    from .discover import current_fingerprints
+    from .discover import discover, environment
     from .figures import FigureRenderer, figure_names
 
     project = find_project()
     names = figure_names(project)
     diagnostics = check_project(
-        project.root, strict=args.strict, fingerprints=current_fingerprints(project), figure_names=names
+        project.root, strict=args.strict, fingerprints=dict(discover(project)), figure_names=names,
+        environment=environment(), strict_env=args.strict_env, verbose=args.verbose,
     )
     diagnostics += FigureRenderer(project).problems(names)
     for diagnostic in diagnostics:
-        print(diagnostic, file=sys.stderr if diagnostic.severity == "error" else sys.stdout)
+        if diagnostic.severity == "error":
+            print(diagnostic, file=sys.stderr)
+        elif not args.quiet:
+            print(diagnostic)
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
-    print(f"{len(project.deck_paths())} deck(s) checked: {errors} error(s), {warnings} warning(s)")
+    if not args.quiet:
+        print(f"{len(project.deck_paths())} deck(s) checked: {errors} error(s), {warnings} warning(s)")
     return 1 if errors else 0
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from .results_diff import results_diff
+    from .results_diff import printed_changed, results_diff
 
     changes = results_diff(find_project().root, args.rev)
-    for change in changes:
+    shown = [change for change in changes if args.verbose or printed_changed(change)]
+    for change in shown:
         print(change)
+    rest = len(changes) - len(shown)
+    if rest:
+        print(f"{rest} more value(s) changed below the precision slides show (`-v` lists them)")
     if not changes:
         print(f"no result changed since {args.rev}")
     return 0
@@ -139,28 +266,63 @@ def cmd_results(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .serve import DEFAULT_HOST, serve
 
-    # the default is loopback; any other address must come from an explicit --host
-    return serve(find_project(), host=args.host or DEFAULT_HOST, port=args.port, allow_remote=args.host is not None)
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt  # SIGTERM ends the preview as Ctrl-C does: its temporary folder is removed
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        # the default is loopback; any other address must come from an explicit --host
+        host, remote = args.host or DEFAULT_HOST, args.host is not None
+        if args.open:
+            return serve(find_project(), host=host, port=args.port, allow_remote=remote, open_browser=True)
+        return serve(find_project(), host=host, port=args.port, allow_remote=remote)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from .decknames import resolve_deck
     from .parse import deck_to_json, parse_deck
 
-    if not args.deck.is_file():
-        raise UsageError(f"no such deck: {args.deck}")
-    deck = parse_deck(args.deck)
-    print(json.dumps(deck_to_json(deck), indent=2, ensure_ascii=False, default=str))
+    project = find_project()
+    path = resolve_deck(project, args.deck)
+    deck = parse_deck(path)
+    if args.json:
+        print(json.dumps(deck_to_json(deck), indent=2, ensure_ascii=False, default=str))
+    else:
+        from .inspect_summary import summary
+
+        print("\n".join(summary(deck, display_path(path))))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from . import listing
+
+    project = find_project()
+    if args.list_command == "decks":
+        lines = listing.list_decks(project)
+    elif args.list_command == "keys":
+        from .build import load_results
+
+        lines = listing.list_keys(project, load_results(project), args.pattern)
+    else:
+        from .figures import discover_figures
+
+        figures = {name: (info.path, info.line) for name, info in discover_figures(project).items()}
+        lines = listing.list_figures(project, figures)
+    print("\n".join(lines))
     return 0
 
 
 COMMANDS = {"build": cmd_build, "run": cmd_run, "check": cmd_check, "results": cmd_results, "inspect": cmd_inspect,
-            "serve": cmd_serve}
+            "serve": cmd_serve, "list": cmd_list}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (never raises for bad input)."""
-    parser = make_parser()
-    args = parser.parse_args(argv)
+    parsers = Parsers()
+    args = parsers.parse(argv)
     try:
         return COMMANDS[args.command](args)
     except SlidegenError as error:

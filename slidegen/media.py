@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .components import run_problem, run_refs
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
-from .errors import SlidegenError
+from .errors import Diagnostic, SlidegenError
 from .figures import UnknownFigure
 
 RASTER = {".png", ".jpg", ".jpeg", ".gif"}
@@ -69,35 +69,7 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root:
             except UnknownFigure as error:
                 raise SlidegenError(deck.path, line, 1, f"unknown figure '{error.name}'{error.hint}") from None
             continue
-        if "://" in src:
-            raise SlidegenError(
-                deck.path, line, 1, f"image '{src}' is remote: decks work offline, so save it beside the deck"
-            )
-        try:
-            path = (deck.path.parent / src).resolve()
-            found = path.is_file()
-        except (OSError, ValueError, RuntimeError):  # a NUL, a name too long, a symlink loop
-            path, found = deck.path.parent / src, False
-        if not found:
-            raise SlidegenError(
-                deck.path, line, 1, f"image '{src}' not found (looked for {path}); check the path, relative to the deck"
-            )
-        if not path.is_relative_to(allowed):
-            raise SlidegenError(deck.path, line, 1, f"image '{src}' resolves to {path}, outside the project "
-                                f"({allowed}); decks may only show pictures inside it")
-        if path.suffix.lower() not in WEB:
-            raise SlidegenError(deck.path, line, 1, f"image '{src}' is not PNG, JPEG, GIF, SVG or WebP")
-        _check_format(deck, line, src, path)
-        media.html[src] = path
-        raster = path if path.suffix.lower() in RASTER else path.with_suffix(".png")
-        if raster.is_file():
-            _check_format(deck, line, src, raster)
-            media.pptx[src] = raster
-        else:
-            raise SlidegenError(
-                deck.path, line, 1,
-                f"image '{src}' has no raster twin for PowerPoint: add {raster.name} beside it",
-            )
+        media.html[src], media.pptx[src] = resolve_picture(deck, src, line, allowed)
     runs_dir = (root or deck.path.parent.parent) / "results" / "runs"
     for run, line in run_refs(deck):
         problem = run_problem(run, runs_dir)
@@ -105,6 +77,54 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root:
             raise SlidegenError(deck.path, line, 1, problem)
         media.runs[run] = runs_dir / f"{run}.json"
     return media
+
+
+def picture_problems(deck: Deck, root: Path | None = None) -> list[Diagnostic]:
+    """Every picture file (not figure) of ``deck`` that :func:`resolve_media` would stop on, each once
+    at its line: what ``slidegen check`` reports without building."""
+    allowed = _allowed_root(deck.path, root)
+    seen: set[str] = set()
+    out: list[Diagnostic] = []
+    for src, line in image_refs(deck):
+        if src in seen or src.startswith("fig:"):
+            continue
+        seen.add(src)
+        try:
+            resolve_picture(deck, src, line, allowed)
+        except SlidegenError as error:
+            out.append(error.diagnostic)
+    return out
+
+
+def resolve_picture(deck: Deck, src: str, line: int, allowed: Path) -> tuple[Path, Path]:
+    """The file behind one picture ``src`` (for HTML) and its raster (for PowerPoint); a located error if none."""
+    if "://" in src:
+        raise SlidegenError(
+            deck.path, line, 1, f"image '{src}' is remote: decks work offline, so save it beside the deck"
+        )
+    try:
+        path = (deck.path.parent / src).resolve()
+        found = path.is_file()
+    except (OSError, ValueError, RuntimeError):  # a NUL, a name too long, a symlink loop
+        path, found = deck.path.parent / src, False
+    if not found:
+        raise SlidegenError(
+            deck.path, line, 1, f"image '{src}' not found (looked for {path}); check the path, relative to the deck"
+        )
+    if not path.is_relative_to(allowed):
+        raise SlidegenError(deck.path, line, 1, f"image '{src}' resolves to {path}, outside the project "
+                            f"({allowed}); decks may only show pictures inside it")
+    if path.suffix.lower() not in WEB:
+        raise SlidegenError(deck.path, line, 1, f"image '{src}' is not PNG, JPEG, GIF, SVG or WebP")
+    _check_format(deck, line, src, path)
+    raster = path if path.suffix.lower() in RASTER else path.with_suffix(".png")
+    if not raster.is_file():
+        raise SlidegenError(
+            deck.path, line, 1,
+            f"image '{src}' has no raster twin for PowerPoint: add {raster.name} beside it",
+        )
+    _check_format(deck, line, src, raster)
+    return path, raster
 
 
 def _allowed_root(deck_path: Path, root: Path | None) -> Path:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -269,9 +269,11 @@ class Printer:
 
 
 def print_decks(
-    pages: Sequence[tuple[Deck, Path]], out_dir: Path, *, notes: bool = False
+    pages: Sequence[tuple[Deck, Path]], out_dir: Path, *, notes: bool = False, suffix: str = ".pdf",
+    on_printed: Callable[[Deck], None] | None = None,
 ) -> tuple[list[Path], list[Diagnostic]]:
-    """Print each ``(deck, its built HTML page)`` to ``out_dir/SLUG.pdf`` with one browser.
+    """Print each ``(deck, its built HTML page)`` to ``out_dir/SLUG`` + ``suffix`` with one browser;
+    ``on_printed(deck)`` is called after each deck.
 
     Returns the files written and the problems found: a slide too tall for its page is a
     warning at that slide; a deck that fails to print is an error, and the others still print.
@@ -282,7 +284,7 @@ def print_decks(
         return written, problems
     with Printer() as printer:
         for deck, html in pages:
-            target = Path(out_dir) / f"{deck.slug}.pdf"
+            target = Path(out_dir) / f"{deck.slug}{suffix}"
             try:
                 count, too_tall = printer.print(html, target, notes=notes)
             except Exception as error:  # a deck that does not print must not stop the others
@@ -292,6 +294,8 @@ def print_decks(
                 problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PDF not printed: {first_line}"))
                 continue
             written.append(target)
+            if on_printed is not None:
+                on_printed(deck)
             for number in too_tall:
                 slide = deck.slides[number - 1] if number <= len(deck.slides) else None
                 problems.append(

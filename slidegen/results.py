@@ -13,6 +13,11 @@ The file is Markdown a reviewer can diff: a preamble, then one section per chapt
 is never rounded away (5376 with ``digits`` 3 shows ``5376``, 2.30341 shows ``2.30``).
 A row is *measured* (``run EXPERIMENT FINGERPRINT``) or *cited* (``cited: PUBLICATION``).
 
+A last section, ``## runs``, records the environment each experiment last ran under
+(one row per experiment: ``| experiment | fingerprint | python | numpy | torch |``). The
+versions do not decide whether a row is current; ``slidegen check`` warns when they
+differ from the checking environment's.
+
 :meth:`Results.write` emits one canonical form, and reading a canonical file then
 writing it reproduces it byte for byte. Any malformed line is a :class:`SlidegenError`
 naming the file, line and column.
@@ -52,6 +57,11 @@ A slide cites a row as `{{ key }}`. Columns:
 - `source`: `run EXPERIMENT FINGERPRINT` (measured) or `cited: PUBLICATION` (published).
 
 """
+
+#: The section of results.md that records each experiment's environment, and its columns.
+RUNS_SECTION = "runs"
+RUN_COLUMNS: tuple[str, ...] = ("experiment", "fingerprint", "python", "numpy", "torch")
+RUNS_TITLE = "the environment each experiment last ran in"
 
 KEY_RE = re.compile(r"[A-Za-z][\w-]*(?:\.[\w-]+)+")
 _CHAPTER_RE = re.compile(r"[A-Za-z][\w-]*")
@@ -111,6 +121,17 @@ class Result:
         return m.group(2) if m else None
 
 
+@dataclass(frozen=True)
+class RunEnvironment:
+    """One row of the ``runs`` section: what an experiment's last run ran under."""
+
+    experiment: str
+    fingerprint: str
+    versions: dict[str, str]
+    """``{"python": ..., "numpy": ..., "torch": ...}`` (a missing one is ``""``)."""
+    line: int = field(default=0, compare=False, repr=False)
+
+
 class Results(Mapping[str, Result]):
     """All rows of results.md, in file order, keyed by ``key``.
 
@@ -127,6 +148,8 @@ class Results(Mapping[str, Result]):
         self._rows: dict[str, Result] = {}
         self.titles: dict[str, str] = dict(titles or {})
         self.preamble = preamble
+        self.runs: dict[str, RunEnvironment] = {}
+        """The ``runs`` section, by experiment id."""
         for result in _rows_of(results):
             self._insert(result)
 
@@ -184,6 +207,9 @@ class Results(Mapping[str, Result]):
                     raise SlidegenError(path, number, 1,
                                         "malformed section heading: expected '## CHAPTER' or '## CHAPTER — Title'")
                 chapter = heading.group(1)
+                if chapter == RUNS_SECTION:
+                    state = "runs-header"
+                    continue
                 if chapter in out.titles:
                     raise SlidegenError(path, number, 1, f"duplicate section '{chapter}'")
                 out.titles[chapter] = heading.group(2) or ""
@@ -194,13 +220,17 @@ class Results(Mapping[str, Result]):
                                         "a table row before the first section: rows go under '## CHAPTER'")
                 preamble.append(line)
             elif not line.strip():
-                if state == "separator":
+                if state in ("separator", "runs-separator"):
                     raise SlidegenError(path, number, 1, "table header without its separator row")
                 if state == "rows":
                     state = "done"
+                elif state == "runs-rows":
+                    state = "runs-done"
             elif not line.lstrip().startswith("|"):
                 raise SlidegenError(path, number, 1,
                                     f"unexpected text in section '{chapter}': results sections hold only a table")
+            elif state.startswith("runs"):
+                state = _runs_line(out, line, path, number, state)
             elif state == "header":
                 cells = [c for c, _ in _cells(line, path, number)]
                 if tuple(c.lower() for c in cells) != COLUMNS:
@@ -222,7 +252,7 @@ class Results(Mapping[str, Result]):
                 out._rows[result.key] = result
             else:
                 raise SlidegenError(path, number, 1, f"a second table in section '{chapter}': one table per chapter")
-        if state == "separator":
+        if state in ("separator", "runs-separator"):
             raise SlidegenError(path, len(lines), 1, "table header without its separator row")
         out.preamble = "".join(line + "\n" for line in preamble)
         return out
@@ -243,6 +273,13 @@ class Results(Mapping[str, Result]):
                 parts.append(f"## {chapter} — {title}\n\n" if title else f"## {chapter}\n\n")
                 parts.append(header)
             parts.append(_format_row(result))
+        if self.runs:
+            parts.append("\n" if self._rows else "")
+            parts.append(f"## {RUNS_SECTION} — {RUNS_TITLE}\n\n")
+            parts.append("| " + " | ".join(RUN_COLUMNS) + " |\n" + "|---" * len(RUN_COLUMNS) + "|\n")
+            for run in sorted(self.runs.values(), key=lambda r: r.experiment):
+                cells = [run.experiment, run.fingerprint, *(run.versions.get(c, "") for c in RUN_COLUMNS[2:])]
+                parts.append("|" + "|".join(f" {_escape(c)} " if c else " " for c in cells) + "|\n")
         return "".join(parts)
 
     def write(self, path: str | Path) -> None:
@@ -292,6 +329,38 @@ class Results(Mapping[str, Result]):
 
 
 # ---------------------------------------------------------------------- rows
+
+
+def _runs_line(out: Results, line: str, path: str | Path, number: int, state: str) -> str:
+    """Read one line of the ``runs`` section (``state``: where in its table we are); return the next state."""
+    if not line.lstrip().startswith("|"):
+        raise SlidegenError(path, number, 1, "unexpected text in section 'runs': it holds only a table")
+    cells = _cells(line, path, number)
+    if state == "runs-header":
+        if tuple(c.lower() for c, _ in cells) != RUN_COLUMNS:
+            raise SlidegenError(path, number, 1, "expected the table header '| " + " | ".join(RUN_COLUMNS) + " |'")
+        return "runs-separator"
+    if state == "runs-separator":
+        if len(cells) != len(RUN_COLUMNS) or not all(_SEPARATOR_RE.fullmatch(c) for c, _ in cells):
+            raise SlidegenError(path, number, 1, "expected the table separator row '|---|...' after the header")
+        return "runs-rows"
+    if state == "runs-done":
+        raise SlidegenError(path, number, 1, "a second table in section 'runs': one table per section")
+    if len(cells) != len(RUN_COLUMNS):
+        raise SlidegenError(path, number, 1, f"row has {len(cells)} cells, expected {len(RUN_COLUMNS)} "
+                            f"({', '.join(RUN_COLUMNS)})")
+    (experiment, ec), (fingerprint, fc), *versions = cells
+    if not KEY_RE.fullmatch(experiment):
+        raise SlidegenError(path, number, ec, f"bad experiment id '{experiment}': expected CHAPTER.name")
+    if not re.fullmatch(r"[0-9a-f]{6,64}", fingerprint):
+        raise SlidegenError(path, number, fc, f"bad fingerprint '{fingerprint}' of '{experiment}': hex digits")
+    if experiment in out.runs:
+        raise SlidegenError(path, number, ec, f"duplicate experiment '{experiment}' in section 'runs' "
+                            f"(first at line {out.runs[experiment].line})")
+    env = {name: text for name, (text, _) in zip(RUN_COLUMNS[2:], versions, strict=True)}
+    out.runs[experiment] = RunEnvironment(experiment, fingerprint, env, number)
+    return "runs-rows"
+
 
 
 def _rows_of(results: Iterable[Result] | Mapping[str, Result]) -> Iterable[Result]:

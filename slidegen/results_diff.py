@@ -1,6 +1,8 @@
 """``slidegen results diff``: the keys whose values moved between a git revision and the working results.md.
 
-Each change names the slides that cite the key (:func:`slidegen.index.citations_of`).
+Each change names the slides that cite the key (:func:`slidegen.index.citations_of`). The
+command prints only the changes a slide would show (:func:`printed_changed`: the value at its
+digits, its spread, its unit) and counts the rest.
 """
 
 from __future__ import annotations
@@ -81,3 +83,19 @@ def results_diff(root: Path, rev: str = "HEAD") -> list[KeyChange]:
             continue
         changes.append(KeyChange(key, before, after, tuple(cites.get(key, []))))
     return changes
+
+
+def printed(row: Result) -> tuple[str, ...]:
+    """A row as slides print it: its value at its digits, with its spread (``pm``) when it has one, and unit."""
+    from slidegen.bind import FilterError, format_result
+
+    try:
+        spread = format_result(row, ("pm",)) if row.sd is not None else ""
+    except FilterError:
+        spread = ""
+    return (format_result(row), spread, row.unit)
+
+
+def printed_changed(change: KeyChange) -> bool:
+    """True when a slide would show something else: a key added or removed, or its printed form changed."""
+    return change.old is None or change.new is None or printed(change.old) != printed(change.new)

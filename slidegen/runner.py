@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .discover import ExperimentInfo, discover, library_versions
+from .discover import ExperimentInfo, discover, environment, library_versions
 from .errors import Diagnostic, SlidegenError, UsageError, display_path
 from .project import Project
-from .results import KEY_RE, Result, Results
+from .results import KEY_RE, RUN_COLUMNS, Result, Results, RunEnvironment
 from .runstore import RunRecord, run_path
 from .worker import ExperimentFailed, execute, init_worker, make_bundle
 
@@ -133,10 +133,10 @@ def select(infos: Mapping[str, ExperimentInfo], targets: Sequence[str]) -> list[
 def is_current(info: ExperimentInfo, store: Store, results: Results) -> bool:
     """True when the last run has today's fingerprint and every row it measured carries it."""
     record = store.record(info.id)
-    if record is None or record.fingerprint != info.fingerprint:
+    if record is None or not info.accepts(record.fingerprint):  # today's format, or rows recorded before it
         return False
-    source = f"run {info.id} {info.fingerprint}"
-    return all(key in results and results[key].source == source for key in record.measurements)
+    sources = {f"run {info.id} {record.fingerprint}", f"run {info.id} {info.fingerprint}"}
+    return all(key in results and results[key].source in sources for key in record.measurements)
 
 
 # ---------------------------------------------------------------------- running
@@ -283,6 +283,8 @@ class _Merger:
                 quick=self.quick,
             )
             record.write(run_path(self.store.runs_dir, info.id))
+            ran_under = {k: str(v) for k, v in payload["versions"].items() if k in RUN_COLUMNS}  # the worker's own
+            current.runs[info.id] = RunEnvironment(info.id, info.fingerprint, {**environment(), **ran_under})
             current.write(self.store.results_path)
         self.results = current
 

@@ -140,9 +140,10 @@ def test_pdf_alone_with_notes_uses_a_temporary_html_folder(chromium: Path, tmp_p
     (root / "decks" / "02-small.md").write_text(SMALL, encoding="utf-8")
     monkeypatch.chdir(root)
     assert main(["build", "--to", "pdf", "--notes"]) == 0
-    target = root / "build" / "pdf" / "02-small.pdf"
+    plain, target = root / "build" / "pdf" / "02-small.pdf", root / "build" / "pdf" / "02-small.notes.pdf"
     width, height = pdf.SLIDE_WIDTH_PX * 0.75, (pdf.SLIDE_HEIGHT_PX + pdf.NOTES_HEIGHT_PX) * 0.75
     assert media_boxes(target) == [(width, height)] * 3  # 960x810 pt: the slide, then its notes
+    assert media_boxes(plain) == [(width, pdf.SLIDE_HEIGHT_PX * 0.75)] * 3  # beside it, the plain one (issue 16)
     assert not (root / "build" / "html").exists()
     assert "Say the second point slowly." in page_text(target, 2)
 

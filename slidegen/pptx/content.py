@@ -384,15 +384,17 @@ def _code_style():
     return get_style_by_name(theme.CODE_STYLE)
 
 
+#: The error for display math the converter cannot take (``slidegen check`` reports the same).
+MATH_ADVICE = "cannot convert this LaTeX to an equation: {}; simplify it or split it into one $$...$$ block per line"
+
+
 def math_item(block: d.MathBlock, ctx: Context) -> MathItem:
     """Convert display math now, so bad LaTeX is an input error with its line."""
     tex = block.tex.strip()
     try:
         xml = ctx.math.omml(tex)
     except ValueError as exc:
-        raise SlidegenError(ctx.deck.path, block.line, 1,
-                            f"cannot convert this LaTeX to an equation: {exc}; simplify it "
-                            "or split it into one $$...$$ block per line") from None
+        raise SlidegenError(ctx.deck.path, block.line, 1, MATH_ADVICE.format(exc)) from None
     size = 32.0
     return MathItem(tex, xml, ctx.math.png(tex, size, ctx.color), size)
 

@@ -251,8 +251,9 @@ def serve(
     port: int = DEFAULT_PORT,
     allow_remote: bool = False,
     log: TextIO | None = None,
+    open_browser: bool = False,
 ) -> int:
-    """Serve ``project`` until Ctrl-C; the exit code (0)."""
+    """Serve ``project`` until Ctrl-C; the exit code (0). ``open_browser`` opens the index page once it serves."""
     log = log if log is not None else sys.stderr
     preview = Preview(project, host=host, port=port, allow_remote=allow_remote, log=log)
     try:
@@ -260,7 +261,12 @@ def serve(
         if not is_loopback(preview.host):
             print(f"warning: serving on {preview.host}: other machines can see these decks", file=log)
         print(f"serving {preview.url} (from {preview.html_dir}); watching decks/, results/, figures/; "
-              "Ctrl-C stops", file=log)
+              "Ctrl-C stops", file=log, flush=True)
+        if open_browser:
+            import webbrowser
+
+            if not webbrowser.open(preview.url):
+                print(f"warning: no web browser to open; visit {preview.url}", file=log)
         preview.watch()
     except KeyboardInterrupt:
         print("stopped", file=log)

@@ -1,0 +1,178 @@
+"""Results and the environment (issue 16): a fingerprint covers the project's own files, config and seeds; the
+Python, NumPy and torch versions are recorded beside each run and only warned about.
+
+Rows recorded in the format that also hashed the NumPy and torch versions (format 1, every row on main
+before this change) stay current while that fingerprint still matches.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import fake_project
+import pytest
+
+from slidegen.check import check_project
+from slidegen.discover import FINGERPRINT_FORMAT, LEGACY_FORMAT, discover, environment, library_versions
+from slidegen.project import Project
+from slidegen.results import Result, Results
+from slidegen.runner import Store, is_current, run_experiments
+from slidegen.runstore import RunRecord, run_path
+
+REPO = fake_project.REPO
+IDS = ["ch99.alpha", "ch99.beta", "ch99.slow"]
+MODULE = "model/experiments/ch99_fake.py"
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The fake project, run once for the module."""
+    project = fake_project.make_fake_project(tmp_path_factory.mktemp("stale") / "proj")
+    figures = project.root / "figures" / "ch99.py"  # its broken figure (on purpose, for other tests) is not ours
+    figures.write_text(figures.read_text(encoding="utf-8").split('@figure("ch99.broken"')[0], encoding="utf-8")
+    report = run_experiments(project, jobs=1)
+    assert sorted(report.ran) == IDS and not report.failed
+    return project
+
+
+@pytest.fixture
+def project(ran: Project, tmp_path: Path) -> Project:
+    """A copy of the run project for one test to change."""
+    shutil.copytree(ran.root, tmp_path / "proj", ignore=shutil.ignore_patterns("__pycache__"))
+    return Project(tmp_path / "proj")
+
+
+def check(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "slidegen", "check", *args], cwd=project.root,
+                          capture_output=True, text=True, timeout=120)
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def env_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if "rerun to confirm" in line]
+
+
+def test_a_run_records_its_environment_in_results_md_and_its_json(project: Project) -> None:
+    results = Results.read(project.results_path)
+    infos = discover(project)
+    assert sorted(results.runs) == IDS
+    for exp_id in IDS:
+        run = results.runs[exp_id]
+        assert run.fingerprint == infos[exp_id].fingerprint
+        assert run.versions["python"] == environment()["python"]
+        assert run.versions["numpy"] == library_versions()["numpy"]
+        record = RunRecord.read(run_path(project.runs_dir, exp_id))
+        assert record is not None and record.fingerprint == infos[exp_id].fingerprint
+        assert record.versions["numpy"] == library_versions()["numpy"]
+    text = project.results_path.read_text(encoding="utf-8")
+    assert "## runs — the environment each experiment last ran in" in text
+    assert Results.parse(text).dumps() == text  # read then written: byte for byte
+    done = check(project)
+    assert done.returncode == 0 and not env_lines(done.stdout + done.stderr), done.stdout + done.stderr
+
+
+def test_another_numpy_is_one_warning_per_experiment_and_an_error_with_strict_env(project: Project) -> None:
+    numpy = library_versions()["numpy"]
+    text = project.results_path.read_text(encoding="utf-8")
+    project.results_path.write_text(re.sub(rf"\| {re.escape(numpy)} \|", "| 1.26.4 |", text), encoding="utf-8")
+    done = check(project)
+    assert done.returncode == 0, done.stderr
+    warnings = env_lines(done.stdout)
+    assert len(warnings) == 3, done.stdout
+    alpha = next(line for line in warnings if "ch99.alpha ran under" in line)
+    assert re.fullmatch(
+        r"results/results\.md:\d+:1: warning: ch99\.alpha ran under Python \S+ / NumPy 1\.26\.4 / torch \S+; "
+        rf"this environment has Python \S+ / NumPy {re.escape(numpy)} / torch \S+; rerun to confirm "
+        r"\(`slidegen run ch99\.alpha --force`; 1 key\(s\)\)", alpha)
+    assert "stale" not in done.stdout + done.stderr
+    strict = check(project, "--strict-env")
+    assert strict.returncode == 1
+    assert len([line for line in strict.stderr.splitlines() if ": error: " in line and "rerun to confirm" in line]) == 3
+    assert is_current(discover(project)["ch99.alpha"], Store.of(project), Results.read(project.results_path))
+
+
+def test_editing_an_experiment_is_one_stale_error_for_that_experiment(project: Project) -> None:
+    edit(project.root / MODULE, '"""A count."""', '"""A count, edited."""')
+    done = check(project)
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and "stale result 'ch99.beta.total': recorded by ch99.beta" in errors[0], errors
+    assert "run `slidegen run ch99.beta`" in errors[0]
+
+
+def test_editing_shared_model_code_is_one_stale_error_per_experiment_with_its_key_count(project: Project) -> None:
+    edit(project.root / "model" / "helper.py", "0.01 *", "0.02 *")
+    results = Results.read(project.results_path)
+    results.merge([Result("ch99.alpha.extra", 1.0, None, None, "", "extra", results["ch99.alpha.mean"].source, 2)])
+    results.write(project.results_path)
+    errors = [d for d in check_project(project.root, fingerprints=dict(discover(project))) if d.severity == "error"]
+    alpha = [str(d) for d in errors if "ch99.alpha" in d.message]
+    assert len(alpha) == 1 and "2 stale results of ch99.alpha ('ch99.alpha.extra', ...)" in alpha[0], alpha
+
+
+def _to_legacy(project: Project, versions: dict[str, str] | None = None) -> None:
+    """Rewrite the project's rows (and run records) as format 1 wrote them, without the runs section."""
+    infos = discover(project)
+    results = Results.read(project.results_path)
+    rows = []
+    for row in results.values():
+        if row.experiment:
+            info = infos[row.experiment]
+            rows.append(Result(row.key, row.value, row.sd, row.n, row.unit, row.what,
+                               f"run {info.id} {info.legacy_fingerprint(versions)}", row.digits))
+    results.merge(rows)
+    results.runs.clear()
+    results.write(project.results_path)
+    for exp_id, info in infos.items():
+        record = RunRecord.read(run_path(project.runs_dir, exp_id))
+        assert record is not None
+        record.fingerprint = info.legacy_fingerprint(versions)
+        record.versions = {**record.versions, **(versions or {})}
+        record.write(run_path(project.runs_dir, exp_id))
+
+
+def test_rows_in_the_old_format_stay_current_and_are_not_rerun(project: Project) -> None:
+    assert (FINGERPRINT_FORMAT, LEGACY_FORMAT) == (2, 1)
+    _to_legacy(project)
+    assert "## runs" not in project.results_path.read_text(encoding="utf-8")
+    done = check(project)
+    assert done.returncode == 0 and "stale" not in done.stderr and not env_lines(done.stdout), done.stderr
+    report = run_experiments(project, jobs=1)
+    assert report.ran == [] and sorted(report.skipped) == IDS
+
+
+def test_old_format_rows_from_another_numpy_are_an_environment_warning_not_stale(project: Project) -> None:
+    _to_legacy(project, {**library_versions(), "numpy": "1.26.4"})
+    done = check(project)
+    assert done.returncode == 0, done.stderr
+    assert len(env_lines(done.stdout)) == 3 and "NumPy 1.26.4" in done.stdout
+
+
+def test_the_results_on_main_are_current_under_this_format(tmp_path: Path) -> None:
+    """results.md as main recorded it (format-1 fingerprints), copied beside the decks: nothing stale."""
+    root = tmp_path / "copy"
+    for folder in ("decks", "results", "styles"):
+        if (REPO / folder).is_dir():
+            shutil.copytree(REPO / folder, root / folder)
+    if (REPO / "references.bib").is_file():
+        shutil.copy(REPO / "references.bib", root / "references.bib")
+    infos = discover(Project(REPO))
+    results = Results.read(root / "results" / "results.md")
+    measured = [row for row in results.values() if row.experiment]
+    assert measured
+    out = check_project(root, fingerprints=dict(infos), environment=environment())
+    problems = [str(d) for d in out if d.path == "results/results.md" and
+                ("stale" in d.message or "no longer exists" in d.message or d.severity == "error")]
+    assert problems == []
+    for row in measured:  # each row is current in one of the two formats
+        info = infos[row.experiment or ""]
+        assert row.fingerprint in (info.fingerprint, info.legacy_fingerprint())
