@@ -93,9 +93,12 @@ class Stepper:
         s = self.s
         self.t += 1
         if s.kind == "sgd":
+            # #region valley-sgd
             self.x = self.x - s.lr * gx
             self.y = self.y - s.lr * gy
+            # #endregion valley-sgd
         elif s.kind == "momentum":
+            # #region valley-momentum
             if self.t == 1:
                 self.bx, self.by = gx, gy
             else:
@@ -103,7 +106,9 @@ class Stepper:
                 self.by = s.beta * self.by + gy
             self.x = self.x - s.lr * self.bx
             self.y = self.y - s.lr * self.by
+            # #endregion valley-momentum
         else:
+            # #region valley-adam
             self.bx = s.beta1 * self.bx + (1 - s.beta1) * gx
             self.by = s.beta1 * self.by + (1 - s.beta1) * gy
             self.vx = s.beta2 * self.vx + (1 - s.beta2) * (gx * gx)
@@ -113,6 +118,7 @@ class Stepper:
             c1, c2 = 1 - self.p1, 1 - self.p2
             self.x = self.x - s.lr * (self.bx / c1) / (np.sqrt(self.vx / c2) + s.eps)
             self.y = self.y - s.lr * (self.by / c1) / (np.sqrt(self.vy / c2) + s.eps)
+            # #endregion valley-adam
 
 
 def trajectory(valley: Valley, settings: Settings, steps: int) -> np.ndarray:
