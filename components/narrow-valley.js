@@ -5,7 +5,7 @@
 //   f(x) = 1/2 x^T H x,  H = R diag(1/kappa, 1) R^T,  R the rotation by `angle` degrees,
 //   x0 = R (-0.8 sqrt(kappa), 0.6), so f(x0) = 1/2.
 //
-// Attributes (numbers): kappa, angle, lr (SGD and momentum), beta (momentum), adam-lr, beta1,
+// Attributes (numbers): kappa, angle, lr (SGD), momentum-lr, beta (momentum), adam-lr, beta1,
 // beta2, eps, tol, max-steps (steps the play button goes to); alt; print-state="step=40".
 // Keys inside it: right arrow or space steps, p plays or pauses, r resets.
 "use strict";
@@ -14,11 +14,12 @@
   const SVG = "http://www.w3.org/2000/svg";
   const KINDS = ["sgd", "momentum", "adam"];
   const NAMES = { sgd: "SGD", momentum: "momentum", adam: "Adam" };
-  const DASH = { sgd: "", momentum: "0.9 0.45", adam: "0.25 0.35" };
+  const DASH = { sgd: "", momentum: "2.2 1.2", adam: "0.5 1" };
+  const SUPER = { "-": "⁻", 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
   const LEVELS = [0.5, 0.15, 0.05, 0.015, 0.005, 0.0015, 0.0005];
   const COUNT_CAP = 200000; // steps to tolerance are counted up to this many
   const DEFAULTS = {
-    kappa: 100, angle: 0, lr: 1.8, beta: 0.8, "adam-lr": 1, beta1: 0.9, beta2: 0.999, eps: 1e-8,
+    kappa: 100, angle: 0, lr: 1.8, "momentum-lr": 0.5, beta: 0.8, "adam-lr": 1, beta1: 0.9, beta2: 0.999, eps: 1e-8,
     tol: 1e-6, "max-steps": 200,
   };
   const W = 100, H = 50; // the picture's viewBox
@@ -85,7 +86,8 @@
   function settingsFor(kind, p) {
     const base = { kappa: p.kappa, angle: p.angle };
     if (kind === "adam") return { ...base, lr: p["adam-lr"], beta1: p.beta1, beta2: p.beta2, eps: p.eps };
-    return { ...base, lr: p.lr, beta: p.beta };
+    if (kind === "momentum") return { ...base, lr: p["momentum-lr"], beta: p.beta };
+    return { ...base, lr: p.lr };
   }
 
   function fmtSteps(n) {
@@ -97,6 +99,12 @@
     if (r === 0) return "0";
     const e = Math.floor(Math.log10(r));
     return e >= -2 && e <= 2 ? r.toPrecision(2) : `${(r / 10 ** e).toFixed(1)}e${e}`;
+  }
+
+  function power(v) {
+    const [mant, exp] = v.toExponential().split("e");
+    const sup = String(Number(exp)).split("").map((ch) => SUPER[ch]).join("");
+    return `${mant === "1" ? "" : `${mant}×`}10${sup}`;
   }
 
   function el(tag, attrs = {}, text = "") {
@@ -229,7 +237,8 @@
       };
       const round = (v, d) => Number(v.toPrecision(d));
       slider("kappa", "κ", 0, 4, 0.25, (v) => round(10 ** v, 3), (v) => Math.log10(v));
-      slider("lr", "step size", 0.05, 2.5, 0.05, (v) => v, (v) => v);
+      slider("lr", "SGD step", 0.05, 2.5, 0.05, (v) => v, (v) => v);
+      slider("momentum-lr", "momentum step", 0.05, 2.5, 0.05, (v) => v, (v) => v);
       slider("beta", "momentum β", 0, 0.99, 0.01, (v) => v, (v) => v);
       slider("adam-lr", "Adam step", -2, 1, 0.1, (v) => round(10 ** v, 2), (v) => Math.log10(v));
       const rotate = el("label", { class: "nv-check" });
@@ -333,7 +342,7 @@
       const cls = this.constructor;
       this._counts = {};
       for (const k of KINDS) this._counts[k] = cls.stepsToTolerance(k, settingsFor(k, p), p.tol, COUNT_CAP);
-      this._countHead.textContent = `steps to f ≤ ${p.tol.toExponential(0).replace("e", "×10^")} f(x₀)`;
+      this._countHead.textContent = `steps to f ≤ ${power(p.tol)} f(x₀)`;
       this._drawFrame();
       this._advance(steps);
     }
@@ -393,7 +402,7 @@
         this._dots[k].setAttribute("cy", last[1]);
         const r = this._runs[k];
         const [setting, ratio, count] = this._rows[k];
-        setting.textContent = k === "sgd" ? `η ${p.lr}` : k === "momentum" ? `η ${p.lr}, β ${p.beta}`
+        setting.textContent = k === "sgd" ? `η ${p.lr}` : k === "momentum" ? `η ${p["momentum-lr"]}, β ${p.beta}`
           : `η ${p["adam-lr"]}, β₁ ${p.beta1}, β₂ ${p.beta2}`;
         ratio.textContent = fmtRatio(loss(r.h, r.x, r.y) / this._f0);
         const n = this._counts[k];

@@ -92,7 +92,7 @@ def test_it_renders_synchronously_and_print_state_shows_that_step(page):
     )
     assert state["step"] == "step 40" and state["points"] == 41 and state["contours"] == 7
     want = [vl.steps_to_tolerance(vl.Valley(100.0), s, 1e-6, 200000) for s in (
-        vl.Settings("sgd", 1.8), vl.Settings("momentum", 1.8, beta=0.8), vl.Settings("adam", 1.0))]  # fmt: skip
+        vl.Settings("sgd", 1.8), vl.Settings("momentum", 0.5, beta=0.8), vl.Settings("adam", 1.0))]  # fmt: skip
     assert state["counts"] == [f"{int(w):,}" for w in want]
 
 
