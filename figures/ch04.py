@@ -94,15 +94,15 @@ def bias_updates(runs):
         top.fill_between(t, u.min(axis=0), u.max(axis=0), color=theme.PALETTE[i], alpha=0.2, linewidth=0)
     top.set_ylabel("RMS change")
     top.set_ylim(0, None)
-    top.legend(loc="upper right")
+    top.legend(loc="center right")
     ratio = run["update_uncorrected"] / run["update_corrected"]
-    bottom.plot(t, ratio.mean(axis=0), color=theme.PALETTE[2], label="measured ratio")
+    bottom.plot(t, ratio.mean(axis=0), color=theme.PALETTE[2], label="measured, uncorrected ÷ corrected")
     bottom.plot(t, run["theory"], color=theme.MUTED, linestyle=":", label="(1 − β₁ᵗ) / √(1 − β₂ᵗ)")
-    bottom.set_ylabel("uncorrected ÷ corrected")
+    bottom.set_ylabel("ratio")
     bottom.set_xlabel("update")
     bottom.set_xlim(1, t[-1])
     bottom.set_ylim(0, None)
-    bottom.legend(loc="lower right")
+    bottom.legend(loc="lower right", fontsize=14)
     return fig
 
 
@@ -155,9 +155,12 @@ def decay(runs):
             right.plot(step, run[f"{key}_norms"].mean(axis=0), color=theme.PALETTE[i], linestyle=STYLES[j],
                        marker=MARKERS[i], markersize=5, label=f"{names[kind]}, λ {wd:g}")  # fmt: skip
     right.set_xlabel("step")
-    right.set_ylabel("weights' norm")
-    right.set_ylim(0, None)
-    right.legend(loc="lower left", fontsize=12)
+    right.set_ylabel("weights' norm (log scale)")
+    right.set_yscale("log")
+    ticks = [1, 2, 5, 10, 20, 50]
+    right.set_yticks(ticks, [str(t) for t in ticks])
+    right.set_yticks([], minor=True)
+    right.legend(loc="center right", fontsize=12)
     return fig
 
 
@@ -179,7 +182,7 @@ def sweep(runs):
     ax.set_xlabel("peak learning rate")
     ax.set_ylabel("final validation loss (nats)")
     ax.set_ylim(None, min(4.3, ax.get_ylim()[1]))
-    ax.legend(loc="upper center", ncols=2, fontsize=14)
+    ax.legend(loc="lower left", fontsize=14)
     return fig
 
 
