@@ -213,6 +213,15 @@ def bias(ctx: RunContext) -> Outcome:
     """AdamW with and without bias correction: the first steps' update sizes and the loss over
     the first few hundred steps, at a constant learning rate with no warmup and with the
     default run's warmup, on the same seeds."""
+
+    def spread(values, unit: str, what: str) -> Measurement:
+        """mean ± sd over seeds, with as many digits as put the sd's first significant one on show."""
+        a = np.asarray(values, dtype=np.float64)
+        sd = float(a.std(ddof=1))
+        places = max(0, -math.floor(math.log10(sd))) if sd > 0 else 3
+        lead = math.floor(math.log10(abs(float(a.mean())))) + 1 if a.mean() != 0 else 1
+        return measured(a, unit, what, max(2, lead + places))
+
     c: Bias = ctx.config
     corpus = load_corpus()
     settings = {
@@ -244,14 +253,12 @@ def bias(ctx: RunContext) -> Outcome:
         ),
         "ch04.bias.theory.max": exact(theory.max(), "", "largest such ratio over the first steps", 3),
         "ch04.bias.theory.t_max": exact(float(t[np.argmax(theory)]), "steps", "the step where it peaks"),
-        "ch04.bias.ratio.t1": measured(ratio[:, 0], "", "measured ratio of update sizes at step 1", 3),
-        "ch04.bias.ratio.max": measured(ratio.max(axis=1), "", "largest measured ratio over the first steps", 3),
-        "ch04.bias.ratio.last": measured(ratio[:, -1], "", "measured ratio at the last of the first steps", 3),
-        "ch04.bias.update.corrected.t1": measured(
-            upd["corrected"][:, 0], "", "RMS weight change of update 1, corrected", 3
-        ),
-        "ch04.bias.update.uncorrected.t1": measured(
-            upd["uncorrected"][:, 0], "", "RMS weight change of update 1, uncorrected", 3
+        "ch04.bias.ratio.t1": spread(ratio[:, 0], "", "measured ratio of update sizes at step 1"),
+        "ch04.bias.ratio.max": spread(ratio.max(axis=1), "", "largest measured ratio over the first steps"),
+        "ch04.bias.ratio.last": spread(ratio[:, -1], "", "measured ratio at the last of the first steps"),
+        "ch04.bias.update.corrected.t1": spread(upd["corrected"][:, 0], "", "RMS weight change of update 1, corrected"),
+        "ch04.bias.update.uncorrected.t1": spread(
+            upd["uncorrected"][:, 0], "", "RMS weight change of update 1, uncorrected"
         ),
     }
     at = [s for s in (50, 100, c.train.steps) if s in step]
@@ -302,11 +309,23 @@ class Decay:
 
 
 @experiment(
-    "ch04.decay", config=Decay(), seeds=SEEDS, quick={"train.steps": 20, "train.eval_every": 10, "snapshots": 2}
+    "ch04.decay",
+    config=Decay(lrs=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)),
+    seeds=SEEDS,
+    quick={"train.steps": 20, "train.eval_every": 10, "snapshots": 2},
 )
 def decay(ctx: RunContext) -> Outcome:
     """AdamW against Adam with L2 decay at weight decays 0, 0.1 and 0.3, each swept over the
     learning rates and shown at its own best: final validation loss and the weights' norm."""
+
+    def spread(values, unit: str, what: str) -> Measurement:
+        """mean ± sd over seeds, with as many digits as put the sd's first significant one on show."""
+        a = np.asarray(values, dtype=np.float64)
+        sd = float(a.std(ddof=1))
+        places = max(0, -math.floor(math.log10(sd))) if sd > 0 else 3
+        lead = math.floor(math.log10(abs(float(a.mean())))) + 1 if a.mean() != 0 else 1
+        return measured(a, unit, what, max(2, lead + places))
+
     c: Decay = ctx.config
     corpus = load_corpus()
     S, R = len(ctx.seeds), len(c.lrs)
@@ -333,18 +352,17 @@ def decay(ctx: RunContext) -> Outcome:
         best_final[name] = finals[b]
         label = f"{NAMES[kind]}, weight decay {wd:g}"
         m[f"ch04.decay.{name}.best_lr"] = _lr(c.lrs[b], f"{label}: best learning rate")
-        m[f"ch04.decay.{name}.val_loss"] = measured(
-            finals[b], "nats", f"{label}: final validation loss at its best rate"
-        )
-        m[f"ch04.decay.{name}.norm"] = measured(
-            best_norms[:, -1], "", f"{label}: weights' norm at the end, best rate", 3
+        m[f"ch04.decay.{name}.val_loss"] = spread(finals[b], "nats", f"{label}: final validation loss at its best rate")
+        m[f"ch04.decay.{name}.norm"] = spread(best_norms[:, -1], "", f"{label}: weights' norm at the end, best rate")
+        m[f"ch04.decay.{name}.best_at_edge"] = exact(
+            float(b in (0, R - 1)), "", f"{label}: 1 if the best is an end of the ladder"
         )
         series |= {
             f"{name}_finals": finals,
             f"{name}_norms": best_norms,
             f"{name}_val": np.array([r.curves["val_loss"] for r in results[b * S : (b + 1) * S]]),
         }
-        m.setdefault("ch04.decay.norm.init", measured(norms[0, :S], "", "weights' norm at initialisation", 3))
+        m.setdefault("ch04.decay.norm.init", spread(norms[0, :S], "", "weights' norm at initialisation"))
     for wd in c.decays:
         if wd > 0:
             k = f"{wd:g}".replace(".", "")
