@@ -182,7 +182,7 @@ def sweep(runs):
     ax.set_xlabel("peak learning rate")
     ax.set_ylabel("final validation loss (nats)")
     ax.set_ylim(None, min(4.3, ax.get_ylim()[1]))
-    ax.legend(loc="lower left", fontsize=14)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=14)
     return fig
 
 
