@@ -24,13 +24,16 @@ Scalar = float | torch.Tensor  # a Python float, or a column of per-model (or pe
 
 
 def adam_coefficients(
-    lr: Scalar, t: Scalar, beta1: Scalar, beta2: Scalar, eps: Scalar, weight_decay: Scalar, decoupled: bool
-) -> dict[str, Scalar]:
+    lr: Scalar, t: Scalar, beta1: Scalar, beta2: Scalar, eps: Scalar, weight_decay: Scalar, decoupled: bool,
+    corrected: Scalar = 1.0,
+) -> dict[str, Scalar]:  # fmt: skip
     """Per-step scalars of Adam/AdamW for update number t (1-based), computed in
     float64 from Python floats or float64 tensors (the caller casts tensors to
-    float32, as torch.optim's Python floats are cast when they meet float32)."""
-    bias_correction1 = 1 - beta1**t
-    bias_correction2 = 1 - beta2**t
+    float32, as torch.optim's Python floats are cast when they meet float32).
+    corrected: 1 divides the moments by (1 - beta^t) (Kingma & Ba's bias
+    correction, the default), 0 leaves them uncorrected (exact: 1 * x == x)."""
+    bias_correction1 = 1 - corrected * beta1**t
+    bias_correction2 = 1 - corrected * beta2**t
     return {
         "decay": 1 - lr * weight_decay if decoupled else 1.0,  # AdamW: p <- p (1 - lr wd)
         "l2": 0.0 if decoupled else weight_decay,  # Adam: g <- g + wd p
@@ -91,11 +94,13 @@ class Optimizer:
     lr: (steps, M) float64, the learning rate of every update of every model
         (0 past a model's own last step).
     betas, eps, weight_decay: one value per model ("momentum" uses beta1).
-    lr_scales: µP's per-element multipliers (P,) float64, or None (Adam types only)."""
+    lr_scales: µP's per-element multipliers (P,) float64, or None (Adam types only).
+    bias_correction: one bool per model (Adam types; None: all True, torch.optim's update)."""
 
     def __init__(
         self, kind: str, lr: torch.Tensor, betas: Sequence[tuple[float, float]], eps: Sequence[float],
         weight_decay: Sequence[float], lr_scales: torch.Tensor | None = None,
+        bias_correction: Sequence[bool] | None = None,
     ):  # fmt: skip
         if kind not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {kind!r}")
@@ -111,6 +116,7 @@ class Optimizer:
 
         self.beta1, self.beta2 = column([b[0] for b in betas]), column([b[1] for b in betas])
         self.eps, self.weight_decay = column(eps), column(weight_decay)
+        self.corrected = column([1.0 if b else 0.0 for b in (bias_correction or [True] * M)])
         self.t = 0  # updates made
         self.state: dict[str, torch.Tensor] = {}
         # the per-step scalars, computed once in float64 and cast to float32: {name: (steps, M, 1)}
@@ -121,7 +127,7 @@ class Optimizer:
         if kind in ("adamw", "adam"):
             t = torch.arange(1, steps + 1, dtype=torch.float64)[:, None]  # (steps, 1)
             c = adam_coefficients(self.lr, t, self.beta1.T, self.beta2.T, self.eps.T, self.weight_decay.T,
-                                  kind == "adamw")  # fmt: skip
+                                  kind == "adamw", self.corrected.T)  # fmt: skip
         else:
             c = {"lr": self.lr, "weight_decay": self.weight_decay.T, "momentum": self.beta1.T}
         for k, v in c.items():
@@ -142,7 +148,7 @@ class Optimizer:
             if self.lr_scales is not None:  # µP: per-element learning rates (M, P), in float64
                 lr = self.lr[k][:, None] * self.lr_scales
                 c64 = adam_coefficients(lr, self.t, self.beta1, self.beta2, self.eps, self.weight_decay,
-                                        self.kind == "adamw")  # fmt: skip
+                                        self.kind == "adamw", self.corrected)  # fmt: skip
                 c = {name: v.float() if isinstance(v, torch.Tensor) else v for name, v in c64.items()}
             adam_update_(p, g, self.state["exp_avg"], self.state["exp_avg_sq"], c)
         else:

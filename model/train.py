@@ -65,6 +65,7 @@ class TrainConfig:
     optimizer: str = "adamw"  # "adamw", "adam" (L2 decay in the gradient), "sgd", "momentum"
     betas: tuple[float, float] = (0.9, 0.999)  # Adam's (beta1, beta2); "momentum" uses beta1
     eps: float = 1e-8
+    bias_correction: bool = True  # Adam types: divide m and v by (1 - beta^t); False: uncorrected moments
     weight_decay: float = 0.01  # on every weight (all are matrices: there are no biases or gains)
     clip: float | None = 1.0  # global gradient-norm threshold, None for no clipping
     eval_every: int = 100  # evaluate on every validation window every this many steps
@@ -247,7 +248,7 @@ def train_many(
     """Train len(runs) Decoders of one architecture together; one TrainResult
     per run. Runs must share batch, optimizer and eval_every; everything else
     (seed, data_seed, lr, schedule, warmup, decay_frac, steps, betas, eps,
-    weight_decay, clip) may differ. `seconds` is the job's wall time divided
+    bias_correction, weight_decay, clip) may differ. `seconds` is the job's wall time divided
     by the number of runs.
 
     checkpoint, stop_at: as train()'s, for the whole stack (one stack then).
@@ -330,7 +331,8 @@ def _train_stack(
     for m, r in enumerate(runs):
         lr[: r.steps, m] = torch.tensor([lr_at(k, r) for k in range(r.steps)], dtype=torch.float64)
     opt = Optimizer(runs[0].optimizer, lr, [r.betas for r in runs], [r.eps for r in runs],
-                    [r.weight_decay for r in runs], layout.lr_scales(cfg))  # fmt: skip
+                    [r.weight_decay for r in runs], layout.lr_scales(cfg),
+                    [r.bias_correction for r in runs])  # fmt: skip
     clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])  # (M,); inf: never clips
     batches = Batches(corpus.train, [r.data_seed_value for r in runs], B, T)
     xv, yv = val_windows(corpus.val, T)

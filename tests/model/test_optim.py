@@ -88,3 +88,30 @@ def test_clip_is_clip_grad_norm_per_model():
         expected.append(t.grad)
     clip_(grad, torch.linalg.vector_norm(grad, dim=1), clip)
     assert torch.allclose(grad, torch.stack(expected), rtol=1e-6, atol=0)
+
+
+def test_adam_without_bias_correction_uses_the_raw_moments_and_the_default_is_unchanged():
+    # first update, uncorrected: m = (1 - b1) g, v = (1 - b2) g^2, p <- p - lr m / (sqrt(v) + eps)
+    gen = torch.Generator().manual_seed(3)
+    p0, g = torch.randn(2, 40, generator=gen), torch.randn(2, 40, generator=gen)
+    table = torch.full((3, 2), 1e-2, dtype=torch.float64)
+    p = p0.clone()
+    opt = Optimizer("adam", table, [(0.9, 0.999)] * 2, [1e-8] * 2, [0.0] * 2, bias_correction=[False, True])
+    opt.step(p, g.clone())
+    raw = 1e-2 * (0.1 * g[0].double()) / ((0.001 * g[0].double() ** 2).sqrt() + 1e-8)
+    assert torch.allclose((p0[0] - p[0]).double(), raw, rtol=1e-5, atol=1e-9)
+    assert torch.allclose((p0[0] - p[0]).abs().max(), torch.tensor(1e-2 * 0.1 / 0.001**0.5), rtol=1e-4)
+    # the corrected model of the same stack, and a stack given no flags, equal torch.optim.Adam bit for bit
+    q, q_default = p0[1:].clone(), p0[1:].clone()
+    ref = torch.nn.Parameter(p0[1].clone())
+    torch_opt = torch.optim.Adam([ref], lr=1e-2, betas=(0.9, 0.999), eps=1e-8)
+    mine = Optimizer("adam", table[:, :1], [(0.9, 0.999)], [1e-8], [0.0], bias_correction=[True])
+    default = Optimizer("adam", table[:, :1], [(0.9, 0.999)], [1e-8], [0.0])
+    for _ in range(3):
+        h = torch.randn(40, generator=gen)
+        mine.step(q, h[None].clone())
+        default.step(q_default, h[None].clone())
+        ref.grad = h.clone()
+        torch_opt.step()
+    assert torch.equal(q, q_default)
+    assert torch.allclose(q[0], ref.detach(), rtol=1e-6, atol=1e-7)
