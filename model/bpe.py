@@ -21,7 +21,12 @@ from __future__ import annotations
 import heapq
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from itertools import pairwise
+
+import torch
+
+from model.data import UNK_CHAR, Corpus, Vocab
 
 _CHUNK = re.compile(r" ?\w+| ?[^\s\w]+|\s+")
 
@@ -113,3 +118,63 @@ def decode(tokens: list[str]) -> str:
 def token_vocab(text: str, merges: list[tuple[str, str]]) -> list[str]:
     """All token strings: the text's characters by code point, then one per merge."""
     return sorted(set(text)) + [a + b for a, b in merges]
+
+
+# -----------------------------------------------------------------------------
+# a corpus of BPE token ids, split where the character corpus splits
+
+
+@dataclass(frozen=True)
+class BpeCorpus:
+    """BPE token ids of a text, with the character corpus's contiguous split: the
+    last round(len(text) * val_frac) characters validate, and the merges are learnt
+    on the training characters only. `tokens` lists the token strings by id:
+    the training text's characters by code point, one per merge, then UNK_CHAR
+    (a validation character the training text lacks)."""
+
+    text: str
+    merges: tuple[tuple[str, str], ...]
+    tokens: tuple[str, ...]  # id -> token string; the last one is UNK_CHAR
+    train: torch.Tensor  # int64 token ids of the training characters
+    val: torch.Tensor  # int64 token ids of the validation characters
+    train_chars: int
+    val_chars: int
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+    def as_corpus(self) -> Corpus:
+        """The same ids as a Corpus, so train_many trains a Decoder on them
+        (its vocab lists token strings, so decode works and encode does not apply)."""
+        vocab = Vocab(chars=self.tokens, unk=len(self.tokens) - 1)
+        return Corpus(text=self.text, vocab=vocab, train=self.train, val=self.val)
+
+    def chars_of(self, ids: torch.Tensor) -> int:
+        """Characters the token ids stand for."""
+        lengths = torch.tensor([len(t) for t in self.tokens])
+        return int(lengths[ids.reshape(-1)].sum())
+
+
+def bpe_corpus(text: str, n_merges: int, val_frac: float = 0.1) -> BpeCorpus:
+    """Learn `n_merges` merges on the first (1 - val_frac) of `text` and encode
+    both parts with them (each part on its own, so no token straddles the split)."""
+    if not 0.0 < val_frac < 1.0:
+        raise ValueError(f"val_frac must be in (0, 1), got {val_frac}")
+    n_val = round(len(text) * val_frac)
+    train_text, val_text = text[: len(text) - n_val], text[len(text) - n_val :]
+    merges = train_bpe(train_text, n_merges)
+    tokens = tuple(token_vocab(train_text, merges)) + (UNK_CHAR,)
+    index = {t: i for i, t in enumerate(tokens[:-1])}
+    unk = len(tokens) - 1
+
+    def ids(part: str) -> torch.Tensor:
+        return torch.tensor([index.get(t, unk) for t in encode(part, merges)], dtype=torch.int64)
+
+    return BpeCorpus(text=text, merges=tuple(merges), tokens=tokens, train=ids(train_text), val=ids(val_text),
+                     train_chars=len(train_text), val_chars=len(val_text))  # fmt: skip
+
+
+def nats_per_char(nats_per_token: float, n_tokens: int, n_chars: int) -> float:
+    """A mean loss over `n_tokens` tokens that spell `n_chars` characters, per character."""
+    return nats_per_token * n_tokens / n_chars
