@@ -5,8 +5,8 @@ import torch
 
 from model.bpe import bpe_corpus, decode, nats_per_char, train_bpe
 from model.data import UNK_CHAR, corpus_from_text
-from model.train import TrainConfig, train_many
 from model.decoder import ModelConfig
+from model.train import TrainConfig, train_many
 
 TEXT = "the cat sat on the mat. the hat. " * 20 + "zq!"  # "z", "q" and "!" only in validation
 
