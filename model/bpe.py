@@ -67,11 +67,13 @@ def train_bpe(text: str, n_merges: int) -> list[tuple[str, str]]:
     heapq.heapify(heap)
 
     merges: list[tuple[str, str]] = []
+    # #region bpe-pick
     while len(merges) < n_merges and heap:
-        neg, pair = heapq.heappop(heap)
+        neg, pair = heapq.heappop(heap)  # the most frequent pair; ties: the smallest
         if pair_count.get(pair, 0) != -neg or neg == 0:
             continue  # stale: the count changed since this entry was pushed
         merges.append(pair)
+        # #endregion bpe-pick
         touched: set[tuple[str, str]] = set()
         for i in sorted(where.pop(pair)):
             w = words[i]
@@ -100,12 +102,14 @@ def encode(text: str, merges: list[tuple[str, str]]) -> list[str]:
     tokens: list[str] = []
     for chunk in chunks(text):
         if chunk not in cache:
-            w = list(chunk)
+            # #region bpe-encode
+            w = list(chunk)  # start from single characters
             while len(w) > 1:
-                pair = min(pairwise(w), key=lambda p: rank.get(p, len(rank)))
+                pair = min(pairwise(w), key=lambda p: rank.get(p, len(rank)))  # the earliest-learnt pair
                 if pair not in rank:
-                    break
+                    break  # no learnt pair left in this chunk
                 w = merge_pair(w, *pair)
+            # #endregion bpe-encode
             cache[chunk] = w
         tokens.extend(cache[chunk])
     return tokens
