@@ -28,7 +28,7 @@ from .media import Media, resolve_media
 from .project import Project
 from .results import Results
 
-FORMATS = ("html", "pptx", "pdf", "md", "marp")
+FORMATS = ("html", "pptx", "pdf", "png", "md", "marp")
 #: What `slidegen build` writes when --to is not given (PDF needs Chromium; md and marp are for other tools).
 DEFAULT_FORMATS = ("html", "pptx")
 
@@ -121,6 +121,7 @@ def build(
     notes: bool = False,
     html_dir: Path | None = None,
     figures_dir: Path | None = None,
+    scale: float = 1.5,
 ) -> BuildReport:
     """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
 
@@ -128,17 +129,21 @@ def build(
     outputs are written to a staging folder first and moved into place only when every
     writer succeeded: a deck's outputs of one build all land or none do. PDF is printed
     from the HTML (``out/html``, or a temporary ``html_dir`` when HTML is not asked for), with
-    the speaker notes under each slide when ``notes`` is true. ``figures_dir`` is where
+    the speaker notes under each slide when ``notes`` is true; PNG pictures are taken from it
+    too, at ``scale`` device pixels per CSS pixel (1.5: 1920x1080). ``figures_dir`` is where
     figures are drawn and cached (default: ``build/figures``).
     """
     out = out or project.build_dir
-    if "pdf" in formats:
-        from . import pdf
+    browsed = "pdf" in formats or "png" in formats
+    if browsed:
+        from . import pdf, png
 
+        png.check_scale(scale)
         pdf.check_available()  # before any work: no Chromium is a set-up problem (exit 2)
         if "html" not in formats and html_dir is None:
             with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
-                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp), figures_dir=figures_dir)
+                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp),
+                             figures_dir=figures_dir, scale=scale)
     html_dir = html_dir or out / "html"
     printable: list[tuple[Deck, Path]] = []
     targets = list(paths) if paths else project.deck_paths()
@@ -167,7 +172,7 @@ def build(
             report.diagnostics.append(failure.diagnostic)
         except Exception as crash:  # noqa: BLE001 (a bug met on one deck must not stop the others)
             report.internal.append(internal_error(crash))
-    if "html" in formats or "pdf" in formats:
+    if "html" in formats or browsed:
         from . import html
 
         html.copy_assets(html_dir)
@@ -177,6 +182,10 @@ def build(
         written_pdf, problems = pdf.print_decks(printable, out / "pdf", notes=notes)
         report.written.extend(written_pdf)
         report.diagnostics.extend(problems)
+    if "png" in formats and printable:
+        written_png, problems = png.snapshot_decks(printable, out / "png", scale)
+        report.written.extend(written_png)
+        report.diagnostics.extend(problems)
     return report
 
 
@@ -185,7 +194,7 @@ def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, i
     """Write ``deck`` in each format under ``stage/FORMAT/``: the files written (by format) and the warnings."""
     written: list[tuple[str, Path]] = []
     warnings: list[Diagnostic] = []
-    if "html" in formats or "pdf" in formats:
+    if "html" in formats or "pdf" in formats or "png" in formats:
         from . import html
 
         written.append(("html", html.write_deck(deck, stage / "html", media.html)))

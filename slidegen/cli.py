@@ -51,9 +51,11 @@ def make_parser() -> argparse.ArgumentParser:
     build = commands.add_parser("build", help="build decks to HTML, PowerPoint, PDF or Markdown for other tools")
     build.add_argument("decks", nargs="*", type=Path, metavar="DECK", help="deck files (default: every deck in decks/)")
     build.add_argument("--to", type=_formats, default=None, metavar="FORMATS",
-                       help="comma-separated: html,pptx,pdf,md,marp (default: html,pptx)")
+                       help="comma-separated: html,pptx,pdf,png,md,marp (default: html,pptx)")
     build.add_argument("--out", type=Path, default=None, help="output folder (default: build/)")
     build.add_argument("--notes", action="store_true", help="PDF: print each slide's speaker notes under it")
+    build.add_argument("--scale", type=float, default=1.5,
+                       help="PNG: device pixels per CSS pixel of the 1280x720 slide (default 1.5: 1920x1080)")
 
     serve = commands.add_parser(
         "serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save"
@@ -88,12 +90,14 @@ def cmd_build(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UsageError(f"no such deck: {path}")
     start = time.perf_counter()
-    report = build(project, args.decks or None, args.to or DEFAULT_FORMATS, args.out, notes=args.notes)
+    report = build(project, args.decks or None, args.to or DEFAULT_FORMATS, args.out, notes=args.notes,
+                   scale=args.scale)
     for diagnostic in report.diagnostics:
         print(diagnostic, file=sys.stderr)
     for message in report.internal:
         print(message, file=sys.stderr)
-    outputs = [p for p in report.written if p.suffix in (".html", ".pptx", ".pdf", ".md") and p.name != "index.html"]
+    outputs = [p for p in report.written
+               if p.suffix in (".html", ".pptx", ".pdf", ".png", ".md") and p.name != "index.html"]
     print(
         f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
         + (f" into {display_path(args.out or project.build_dir)}/" if outputs else ""),

@@ -20,6 +20,7 @@ from . import rawhtml
 from .errors import SlidegenError
 from .mdplugins.directives import CLICK_TAG_RE
 from .mdplugins.refs import RawRef, raw_refs, ref_spans
+from .snippets import SnippetError, load_snippet
 
 BR_RE = re.compile(r"<br\s*/?>", re.IGNORECASE)
 COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -117,8 +118,11 @@ class Converter:
         line = self.line_of(token)
         kind = token.type
         if kind == "fence":
-            lang, steps = self.fence_info(token)
-            return d.CodeBlock(_strip_newline(token.content), lang, steps, line)
+            code = _strip_newline(token.content)
+            lang, steps = self.fence_info(token.info, code, line)
+            return d.CodeBlock(code, lang, steps, line)
+        if kind == "snippet":
+            return self.snippet(token, line)
         if kind == "code_block":
             return d.CodeBlock(_strip_newline(token.content), "", (), line)
         if kind in ("math_block", "math_block_label"):
@@ -191,9 +195,20 @@ class Converter:
             raise self.error(line + row, col, _click_tag_problem(text))
         return d.RawHtml(text, line)
 
-    def fence_info(self, token: Token) -> tuple[str, tuple[tuple[int, ...], ...]]:
+    def snippet(self, token: Token, line: int) -> d.CodeBlock:
+        """``<<< @/a/b.py#region lang {2|3}``: the file's code, as a fenced block of it would be."""
+        meta = token.meta
+        try:
+            found = load_snippet(meta["path"], meta["region"], self.path)
+        except SnippetError as exc:
+            source = self.lines[line - 1]
+            raise self.error(line, source.find("<<<") + 1, str(exc)) from None
+        lang, steps = self.fence_info(f"{meta['lang'] or found.lang} {meta['braces']}", found.code, line)
+        return d.CodeBlock(found.code, lang, steps, line, found.path)
+
+    def fence_info(self, info: str, code: str, line: int) -> tuple[str, tuple[tuple[int, ...], ...]]:
         """``py {2-3|5}`` -> ``("py", ((2, 3), (5,)))``; a bad range is an error at the fence."""
-        info = token.info.strip()
+        info = info.strip()
         brace = info.find("{")
         if brace < 0:
             return info.split()[0] if info else "", ()
@@ -201,8 +216,7 @@ class Converter:
         lang = head[0] if head else ""
         close = info.find("}", brace)
         spec = info[brace + 1 : close] if close > 0 else info[brace + 1 :]
-        n_lines = _strip_newline(token.content).count("\n") + 1
-        line = self.line_of(token)
+        n_lines = code.count("\n") + 1
         source = self.lines[line - 1]
         try:
             if close < 0:

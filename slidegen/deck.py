@@ -263,13 +263,16 @@ class CodeBlock:
 
     ``steps`` holds the highlight steps of ```` ```py {2-3|5} ````: one tuple of
     1-based line numbers per step, an empty tuple meaning "all lines". No steps
-    means no highlighting beyond the syntax colours.
+    means no highlighting beyond the syntax colours. A block imported with
+    ``<<< @/model/x.py#region`` holds the imported code and names its file in ``source``.
     """
 
     code: str
     lang: str = ""
     steps: tuple[tuple[int, ...], ...] = ()
     line: int = 0
+    source: Path | None = None
+    """The file a snippet import read (resolved), else ``None``."""
 
 
 @dataclass(frozen=True)

@@ -222,6 +222,13 @@ class Printer:
             self._playwright.stop()
             self._playwright = None
 
+    @property
+    def browser(self) -> Browser:
+        """The open browser (for other kinds of capture, as :mod:`slidegen.png` does)."""
+        if self._browser is None:
+            raise RuntimeError("Printer is not open: use it in a with statement")
+        return self._browser
+
     def _open_page(self, browser: Browser) -> Page:
         """The one tab every deck is printed in: reusing it halves the time per deck."""
         if self._page is None:

@@ -104,7 +104,9 @@ def test_runs_carry_styles_math_refs_and_links(built):
     runs = {r.text: r for s in _body(model.slides[1]) if isinstance(s, TextBox) for p in s.paras for r in p.runs}
     assert runs["emphasis"].italic and runs["strong"].bold and runs["struck"].strike
     assert runs["inline_code()"].font == theme.MONO
-    assert runs["αₜ²"].italic
+    assert (runs["α"].italic, runs["α"].baseline) == (True, 0)  # $\alpha_t^2$: letters italic, scripts moved
+    assert (runs["t"].italic, runs["t"].baseline) == (True, -25000)
+    assert (runs["2"].italic, runs["2"].baseline) == (False, 30000)
     assert runs["4.17"].color == theme.ACCENT and "{{ ch01.final }}" in runs
     assert runs["web link"].url == "https://example.org"
     assert runs["jump to the code"].slide == 3
@@ -218,6 +220,23 @@ def test_unknown_command_and_unknown_slide_id():
 ])
 def test_inline_math_reads_as_unicode(tex, text):
     assert texmath.tex_to_unicode(tex) == text
+
+
+@pytest.mark.parametrize("tex, pieces", [
+    (r"1 - p_y", [("1 − ", False, 0), ("p", True, 0), ("y", True, -25000)]),
+    (r"p = \mathrm{softmax}(z)", [("p", True, 0), (" = softmax(", False, 0), ("z", True, 0), (")", False, 0)]),
+    (r"e^{-x^2}", [("e", True, 0), ("−", False, 30000), ("x", True, 30000), ("2", False, 60000)]),
+    (r"W_{\text{out}} \Delta", [("W", True, 0), ("out", False, -25000), (" Δ", False, 0)]),
+    (r"\begin{x}", [(r"\begin{x}", False, 0)]),
+])
+def test_inline_math_becomes_runs_set_as_tex_sets_them(tex, pieces):
+    assert [(p.text, p.italic, p.baseline) for p in texmath.tex_to_runs(tex)] == pieces
+
+
+def test_inline_math_nests_scripts_in_plain_text():
+    assert texmath.tex_to_unicode(r"e^{-x^2}") == "e^(−x²)"
+    assert texmath.tex_to_unicode(r"1 - p_y") == "1 − p_y"
+    assert texmath.tex_to_unicode(r"\mathbf{W}_{q}") == "W_q"
 
 
 def test_omml_fixes_roots_accents_sums_and_libreoffice_operators():

@@ -16,8 +16,10 @@ from .cites import cites_plugin
 from .directives import click_plugin, slot_plugin
 from .positions import positions_plugin
 from .refs import refs_plugin
+from .snippets import snippet_plugin
 
-__all__ = ["cites_plugin", "click_plugin", "markdown", "positions_plugin", "refs_plugin", "slot_plugin"]
+__all__ = ["cites_plugin", "click_plugin", "markdown", "positions_plugin", "refs_plugin", "slot_plugin",
+           "snippet_plugin"]
 
 
 def _keep_url(url: str) -> str:
@@ -39,6 +41,7 @@ def markdown() -> MarkdownIt:
     cites_plugin(md)
     click_plugin(md)
     slot_plugin(md)
+    snippet_plugin(md)  # <<< @/path#region lang {steps}
     positions_plugin(md)
     md.normalizeLink = _keep_url  # type: ignore[method-assign]
     return md

@@ -146,7 +146,9 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                 look = {"color": ctx.link_color, "underline": True, **target}
                 out += _runs(node.children, ctx, line, **{**style, **look})
             case d.Math():
-                out.append(Run(texmath.tex_to_unicode(node.tex), **{**style, "italic": True}))
+                bold = style.get("bold", False)
+                out += [Run(piece.text, **{**style, "italic": piece.italic, "bold": bold or piece.bold,
+                                           "baseline": piece.baseline}) for piece in texmath.tex_to_runs(node.tex)]
             case d.SoftBreak():
                 out.append(Run(" ", **style))
             case d.LineBreak():

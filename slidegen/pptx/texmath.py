@@ -1,15 +1,19 @@
-"""TeX for PowerPoint without XML: inline math as Unicode text, display math as a fallback PNG.
+"""TeX for PowerPoint without XML: inline math as styled text runs, display math as a fallback PNG.
 
 Inline math cannot be an equation object (LibreOffice shows it blank beside text), so
-``$\\alpha_t^2$`` becomes the readable run ``αₜ²``. Display math gets a picture drawn by
-matplotlib's mathtext: the equation's fallback for old viewers and the source of its size.
+``$\\alpha_t^2$`` becomes text runs: ``α`` italic, ``t`` lowered, ``2`` raised
+(:func:`tex_to_runs`); the notes, which are plain text, read ``αₜ²`` (:func:`tex_to_unicode`).
+Display math gets a picture drawn by matplotlib's mathtext: the equation's fallback for old
+viewers and the source of its size.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import struct
 import unicodedata
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from io import BytesIO
 
@@ -38,9 +42,14 @@ STYLE_COMMANDS = {"mathrm", "mathbf", "mathit", "mathsf", "mathtt", "text", "tex
 ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303", "bar": "\u0304",
            "overline": "\u0305", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}
 IGNORED = {"left", "right", "big", "Big", "bigg", "Bigg", "displaystyle", "limits", "nolimits"}
-SUPERSCRIPTS = dict(zip("0123456789+-=()niT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵀ", strict=True))
-SUBSCRIPTS = dict(zip("0123456789+-=()aeoxhklmnpstij", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼ", strict=True))
+SUPERSCRIPTS = dict(zip("0123456789+-−=()niT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁿⁱᵀ", strict=True))
+SUBSCRIPTS = dict(zip("0123456789+-−=()aeoxhklmnpstij", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼ", strict=True))
 TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\s+|.", re.S)
+UPRIGHT = {"mathrm", "text", "textrm", "operatorname", "mathsf", "mathtt", "textbf", "mathbf", "mathcal", "mathbb"}
+BOLD = {"mathbf", "textbf", "boldsymbol", "bm"}
+ITALIC = {"mathit", "textit"}
+#: Characters math sets differently from text: the minus sign, the asterisk operator, the prime.
+MATH_CHARS = {"-": "−", "*": "∗", "'": "′"}
 
 
 #: Deeper groups and script chains than this are left as their source (the parser recurses).
@@ -49,6 +58,34 @@ MAX_DEPTH = 40
 
 class _Unsupported(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A stretch of inline math with one look; ``scripts`` says where it sits: ``()`` on the line,
+    ``(1,)`` raised, ``(-1,)`` lowered, ``(1, 1)`` a superscript's superscript...
+
+    Letters are italic as TeX sets them (Latin letters and lowercase Greek), except inside
+    ``\\mathrm``, ``\\text`` and ``\\operatorname``; digits, operators and function names are upright.
+    """
+
+    text: str
+    italic: bool = False
+    bold: bool = False
+    scripts: tuple[int, ...] = ()
+
+    @property
+    def baseline(self) -> int:
+        """PowerPoint's run baseline in 1/1000 %: 30% up per superscript, 25% down per subscript."""
+        return sum(30000 if s > 0 else -25000 for s in self.scripts)
+
+
+@dataclass(frozen=True)
+class _Look:
+    upright: bool = False
+    italic: bool = False
+    bold: bool = False
+    scripts: tuple[int, ...] = ()
 
 
 def _depth(tokens: list[str]) -> int:
@@ -69,86 +106,134 @@ def _depth(tokens: list[str]) -> int:
 
 
 @lru_cache(maxsize=1024)
-def tex_to_unicode(tex: str) -> str:
-    """Readable plain text for simple TeX (``\\alpha^2`` -> ``α²``); the source when it is not simple."""
-    tokens = [t for t in TOKEN.findall(tex)]
+def tex_to_runs(tex: str) -> tuple[Piece, ...]:
+    """Inline TeX as pieces of text with their looks (``p_y`` -> ``p`` italic, ``y`` italic lowered);
+    the source as one piece when it is not simple TeX."""
+    tokens = list(TOKEN.findall(tex))
     if _depth(tokens) > MAX_DEPTH:
-        return tex
+        return (Piece(tex),)
     tokens.reverse()
     try:
-        text = _group(tokens, closing=None)
+        pieces = _group(tokens, None, _Look())
     except (_Unsupported, IndexError):
-        return tex
-    return unicodedata.normalize("NFC", re.sub(r"\s+", " ", text).strip())
+        return (Piece(tex),)
+    return _tidy(pieces)
 
 
-def _group(tokens: list[str], closing: str | None) -> str:
+@lru_cache(maxsize=1024)
+def tex_to_unicode(tex: str) -> str:
+    """Readable plain text for simple TeX (``\\alpha^2`` -> ``α²``); the source when it is not simple."""
+    return unicodedata.normalize("NFC", _plain(list(tex_to_runs(tex)), 0))
+
+
+def _plain(pieces: list[Piece], level: int) -> str:
+    """Pieces at ``level`` scripts deep and below as text: scripts in Unicode's script letters
+    when it has them all (``x²``), else marked (``x^(a+b)``)."""
     out: list[str] = []
-    while tokens:
-        token = tokens.pop()
-        if token == closing:
-            return "".join(out)
-        out.append(_atom_from(token, tokens))
-    if closing is not None:
-        raise _Unsupported("unbalanced braces")
+    for sign, group in itertools.groupby(pieces, key=lambda p: p.scripts[level] if len(p.scripts) > level else 0):
+        run = list(group)
+        if sign == 0:
+            out.append("".join(p.text for p in run))
+            continue
+        text = _plain(run, level + 1)
+        table, mark = (SUPERSCRIPTS, "^") if sign > 0 else (SUBSCRIPTS, "_")
+        out.append("".join(table[ch] for ch in text) if all(ch in table for ch in text)
+                   else f"{mark}{_wrap_text(text)}")
     return "".join(out)
 
 
-def _atom(tokens: list[str]) -> str:
+def _tidy(pieces: list[Piece]) -> tuple[Piece, ...]:
+    """Runs of white space as one space, none at the ends, and neighbours with one look merged."""
+    out: list[Piece] = []
+    for piece in pieces:
+        text = re.sub(r"\s+", " ", piece.text)
+        if not text or (text == " " and (not out or out[-1].text.endswith(" "))):
+            continue
+        if out and (out[-1].italic, out[-1].bold, out[-1].scripts) == (piece.italic, piece.bold, piece.scripts):
+            out[-1] = replace(out[-1], text=out[-1].text + text)
+        else:
+            out.append(replace(piece, text=text))
+    if out:
+        out[0] = replace(out[0], text=out[0].text.lstrip())
+        out[-1] = replace(out[-1], text=out[-1].text.rstrip())
+    return tuple(piece for piece in out if piece.text)
+
+
+def _group(tokens: list[str], closing: str | None, look: _Look) -> list[Piece]:
+    out: list[Piece] = []
+    while tokens:
+        token = tokens.pop()
+        if token == closing:
+            return out
+        out += _atom_from(token, tokens, look)
+    if closing is not None:
+        raise _Unsupported("unbalanced braces")
+    return out
+
+
+def _atom(tokens: list[str], look: _Look) -> list[Piece]:
     """The next argument: a braced group or one token (spaces skipped)."""
     while tokens and tokens[-1].isspace():
         tokens.pop()
-    return _atom_from(tokens.pop(), tokens)
+    return _atom_from(tokens.pop(), tokens, look)
 
 
-def _atom_from(token: str, tokens: list[str]) -> str:
+def _char(text: str, look: _Look, letter: bool) -> Piece:
+    italic = look.italic or (letter and not look.upright)
+    return Piece(text, italic, look.bold, look.scripts)
+
+
+def _atom_from(token: str, tokens: list[str], look: _Look) -> list[Piece]:
     if token == "{":
-        return _group(tokens, closing="}")
-    if token.isspace():
-        return " "
+        return _group(tokens, "}", look)
+    if token.isspace() or token == "~":
+        return [Piece(" ", scripts=look.scripts)]
     if token in ("^", "_"):
-        return _script(_atom(tokens), SUPERSCRIPTS if token == "^" else SUBSCRIPTS, token)
-    if token == "~":
-        return " "
+        return _atom(tokens, replace(look, scripts=(*look.scripts, 1 if token == "^" else -1)))
     if token in ("&", "}"):
         raise _Unsupported(token)
     if not token.startswith("\\"):
-        return token
+        is_letter = token.isascii() and token.isalpha()
+        return [_char(MATH_CHARS.get(token, token) if not look.upright else token, look, is_letter)]
     name = token[1:]
     if name in UNICODE:
-        return UNICODE[name]
-    if name in STYLE_COMMANDS:
-        return _atom(tokens)
+        text = UNICODE[name]
+        return [_char(text, look, letter=len(text) == 1 and text.isalpha() and text.islower())]
+    if name in UPRIGHT or name in BOLD or name in ITALIC:
+        inner = replace(look, upright=name in UPRIGHT or (look.upright and name not in ITALIC),
+                        italic=name in ITALIC or (name in ("boldsymbol", "bm") and look.italic),
+                        bold=look.bold or name in BOLD)
+        return _atom(tokens, inner)
     if name in ACCENTS:
-        base = _atom(tokens)
-        if len(base) != 1:
+        base = _atom(tokens, look)
+        if len(base) != 1 or len(base[0].text) != 1:
             raise _Unsupported(token)
-        return base + ACCENTS[name]
-    if name == "frac" or name == "dfrac" or name == "tfrac":
-        num, den = _atom(tokens), _atom(tokens)
-        return f"{_wrap(num, loose=True)}/{_wrap(den, loose=True)}"
+        return [replace(base[0], text=base[0].text + ACCENTS[name])]
+    if name in ("frac", "dfrac", "tfrac"):
+        num, den = _atom(tokens, look), _atom(tokens, look)
+        return [*_wrap(num, look, loose=True), Piece("/", scripts=look.scripts), *_wrap(den, look, loose=True)]
     if name == "sqrt":
-        return "√" + _wrap(_atom(tokens))
+        return [Piece("√", scripts=look.scripts), *_wrap(_atom(tokens, look), look)]
     if name in IGNORED:
         if tokens and tokens[-1] == ".":
             tokens.pop()
-        return ""
+        return []
     raise _Unsupported(token)
 
 
-def _wrap(text: str, loose: bool = False) -> str:
-    """``text`` in parentheses unless it reads as one unit (``loose``: any run of letters or digits)."""
-    scripts = set(SUPERSCRIPTS.values()) | set(SUBSCRIPTS.values())
-    core = text.lstrip("√")
-    bare = (len(core) == 1 or core.isdigit() or (loose and core.isalnum())
-            or (core[:1].isalnum() and all(ch in scripts for ch in core[1:])))
-    return text if bare else f"({text})"
+def _wrap(pieces: list[Piece], look: _Look, loose: bool = False) -> list[Piece]:
+    """``pieces`` in parentheses unless they read as one unit (``loose``: any run of letters or digits)."""
+    line = "".join(p.text for p in pieces if p.scripts == look.scripts).strip().lstrip("√")
+    scripted = any(p.scripts != look.scripts for p in pieces)
+    bare = len(line) == 1 or line.isdigit() or (loose and line.isalnum() and not scripted)
+    if bare:
+        return pieces
+    return [Piece("(", scripts=look.scripts), *pieces, Piece(")", scripts=look.scripts)]
 
 
-def _script(text: str, table: dict[str, str], mark: str) -> str:
-    if text and all(ch in table for ch in text):
-        return "".join(table[ch] for ch in text)
-    return f"{mark}{_wrap(text)}"
+def _wrap_text(text: str) -> str:
+    """A script's text in parentheses for plain text, unless it is one character or a number."""
+    return text if len(text) == 1 or text.isdigit() else f"({text})"
 
 
 # --------------------------------------------------------------------------- fallback pictures

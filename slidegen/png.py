@@ -1,0 +1,112 @@
+"""Built HTML decks -> one PNG per slide, taken by the headless Chromium that prints PDFs.
+
+Each deck's page is opened as an audience sees it, with reveal's margin, controls, progress
+bar and transitions turned off, so the 1280x720 slide fills the viewport exactly. Every
+slide is shown in its final state (every click revealed, as the PDF and PPTX show it) and
+taken at ``scale`` device pixels per CSS pixel: 1.5 gives 1920x1080. A deck's pictures are
+written to a temporary folder and moved into ``out_dir/SLUG/`` only when all of them are
+taken, as ``01.png``, ``02.png``...: an interrupted export leaves the previous set whole.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from .deck import Deck
+from .errors import Diagnostic, UsageError, display_path
+from .pdf import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, TIMEOUT_MS, Printer
+
+DEFAULT_SCALE = 1.5
+MAX_SCALE = 4.0
+
+_READY = """() => window.Reveal && Reveal.isReady() && Array.from(document.images).every(img => img.complete)"""
+# reveal's slide transitions are configuration; its fragments fade in by CSS transitions.
+_STILL = """() => {
+    Reveal.configure({margin: 0, controls: false, progress: false, transition: 'none',
+                      backgroundTransition: 'none', hash: false});
+    const style = document.createElement('style');
+    style.textContent = '.reveal .slides section .fragment { transition: none !important; }';
+    document.head.appendChild(style);
+}"""
+# Go to slide h with every fragment shown; resolves once fonts and pictures are in.
+_SHOW = """(h) => {
+    Reveal.slide(h, 0, 0);
+    const count = Reveal.getCurrentSlide().querySelectorAll('.fragment').length;
+    if (count) Reveal.slide(h, 0, count - 1);
+    return document.fonts.ready.then(() => Reveal.getIndices().h);
+}"""
+
+
+def check_scale(scale: float) -> float:
+    """``scale`` if it is a usable device-pixel ratio, else a usage error saying the range."""
+    if not 0.25 <= scale <= MAX_SCALE:
+        raise UsageError(f"--scale {scale:g} is out of range: give a number from 0.25 to {MAX_SCALE:g} "
+                         f"(1.5 gives {SLIDE_WIDTH_PX * 1.5:.0f}x{SLIDE_HEIGHT_PX * 1.5:.0f} pixels)")
+    return scale
+
+
+def file_names(count: int) -> list[str]:
+    """``01.png`` ... for ``count`` slides: zero-padded so they sort in slide order."""
+    width = max(2, len(str(count)))
+    return [f"{n:0{width}d}.png" for n in range(1, count + 1)]
+
+
+def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float) -> int:
+    """Take every slide of the deck page ``html`` into ``folder`` (replaced whole); the slide count."""
+    context = printer.browser.new_context(
+        viewport={"width": SLIDE_WIDTH_PX, "height": SLIDE_HEIGHT_PX}, device_scale_factor=scale)
+    staging = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(Path(html).resolve().as_uri(), wait_until="load")
+        page.wait_for_function(_READY)
+        page.evaluate(_STILL)
+        count = int(page.evaluate("Reveal.getTotalSlides()"))
+        for h, name in enumerate(file_names(count)):
+            if page.evaluate(_SHOW, h) != h:
+                raise RuntimeError(f"reveal.js did not show slide {h + 1}")
+            page.wait_for_function(_READY)
+            page.screenshot(path=str(staging / name))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        context.close()
+    old = folder.with_name(f".{folder.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
+    staging.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+    return count
+
+
+def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
+                   scale: float = DEFAULT_SCALE) -> tuple[list[Path], list[Diagnostic]]:
+    """Each ``(deck, its built HTML page)`` to ``out_dir/SLUG/NN.png`` with one browser.
+
+    A deck that fails is an error at the deck; the others are still taken.
+    """
+    written: list[Path] = []
+    problems: list[Diagnostic] = []
+    if not pages:
+        return written, problems
+    with Printer() as printer:
+        for deck, html in pages:
+            folder = Path(out_dir) / deck.slug
+            try:
+                count = snapshot_deck(printer, html, folder, scale)
+            except Exception as error:  # one deck that does not render must not stop the others
+                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PNG pictures not taken: {first}"))
+                continue
+            written.extend(folder / name for name in file_names(count))
+            if count != len(deck.slides):
+                problems.append(Diagnostic(display_path(deck.path), 1, 1,
+                                           f"{count} picture(s) for {len(deck.slides)} slide(s)", "warning"))
+    return written, problems

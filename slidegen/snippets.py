@@ -1,0 +1,94 @@
+"""Read the code a snippet import names: the file, one region of it, dedented.
+
+``<<< @/model/reference.py#attention`` shows the lines between the region markers
+``# #region attention`` and ``# #endregion attention`` (or ``# region`` / ``// #region`` /
+``<!-- #region -->`` / ``/* #region */``, as VS Code folds them; nested regions' marker lines
+are dropped). ``@/`` is the project root: the nearest folder above the deck that holds
+``decks/``, else the deck's own folder. A snippet must lie inside that root.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+#: A region marker in the common comment styles: ``# #region name``, ``// region name``...
+_MARKER = re.compile(r"^\s*(?:#|//|<!--|/\*)\s*#?(?P<end>end)?region\b"
+                     r"[ \t]*(?P<name>[\w.-]*?)[ \t]*(?:-->|\*/)?[ \t]*$")
+MAX_BYTES = 1_000_000
+
+
+class SnippetError(ValueError):
+    """A snippet that cannot be read: the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    code: str
+    lang: str
+    path: Path
+    """The file, resolved."""
+
+
+def project_root(deck_path: Path) -> Path:
+    """The folder ``@/`` names for a deck: the nearest ancestor that holds ``decks/``."""
+    folder = Path(deck_path).resolve().parent
+    for parent in (folder, *folder.parents):
+        if (parent / "decks").is_dir():
+            return parent
+    return folder
+
+
+def load_snippet(written: str, region: str, deck_path: Path) -> Snippet:
+    """The code of snippet ``written`` (``@/a/b.py`` or ``b.py``), region ``region`` ("" for all)."""
+    root = project_root(deck_path)
+    base = root if written.startswith("@/") else Path(deck_path).resolve().parent
+    path = (base / written.removeprefix("@/")).resolve()
+    if not path.is_relative_to(root):
+        raise SnippetError(f"snippet '{written}' lies outside the project ({root}); "
+                           "import code from inside the project")
+    if not path.is_file():
+        raise SnippetError(f"snippet file '{written}' not found (looked for {path}); "
+                           "'@/' names the project root, other paths are relative to the deck")
+    if path.stat().st_size > MAX_BYTES:
+        raise SnippetError(f"snippet file '{written}' is over {MAX_BYTES:,} bytes; import a region of it")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SnippetError(f"snippet file '{written}' is not UTF-8 text") from None
+    lines = text.replace("\r\n", "\n").split("\n")
+    lines = _region(lines, region, written) if region else [line for line in lines if not _MARKER.match(line)]
+    code = textwrap.dedent("\n".join(lines)).strip("\n")
+    return Snippet(code, path.suffix.removeprefix("."), path)
+
+
+def _region(lines: list[str], name: str, written: str) -> list[str]:
+    """The lines inside region ``name``; an unnamed ``#endregion`` closes the innermost region."""
+    start, depth = None, 0
+    for i, line in enumerate(lines):
+        marker = _MARKER.match(line)
+        if not marker:
+            continue
+        if start is None:
+            if not marker.group("end") and marker.group("name") == name:
+                start = i
+        elif not marker.group("end"):
+            depth += 1
+        elif marker.group("name") == name or (not marker.group("name") and depth == 0):
+            return [line for line in lines[start + 1 : i] if not _MARKER.match(line)]
+        else:
+            depth -= 1
+    if start is not None:
+        raise SnippetError(f"region '{name}' of '{written}' has no '#endregion {name}' line; add one")
+    names = sorted({m.group("name") for m in map(_MARKER.match, lines) if m and not m.group("end")} - {""})
+    close = difflib.get_close_matches(name, names, n=1)
+    if close:
+        hint = f"; did you mean '{close[0]}'?"
+    elif names:
+        hint = f"; its regions are {', '.join(names)}"
+    else:
+        hint = "; it has no regions (mark one with '# #region NAME' and '# #endregion NAME' lines)"
+    raise SnippetError(f"region '{name}' not found in '{written}'{hint}")
