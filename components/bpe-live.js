@@ -233,10 +233,10 @@
         controls.append(b);
         return b;
       };
-      this.resetBtn = button("\u23ee reset", "no merges (Home)", () => (this.step = 0));
+      this.resetBtn = button("reset", "no merges (Home)", () => (this.step = 0));
       this.backBtn = button("\u25c0 back", "undo the last merge (left arrow)", () => (this.step = Math.max(0, this.step - 1)));
       this.stepBtn = button("step \u25b6", "merge the most frequent pair (right arrow)", () => (this.step = Math.min(this.merges.length, this.step + 1)));
-      this.allBtn = button("all \u23ed", "every merge (End)", () => (this.step = this.merges.length));
+      this.allBtn = button("all \u25b6\u25b6", "every merge (End)", () => (this.step = this.merges.length));
       this.status = this.el("div", "bpe-status");
       this.status.setAttribute("aria-live", "polite");
       controls.append(this.status);
@@ -308,7 +308,7 @@
       this.list.start = first + 1;
       merges.slice(first).forEach((m, i) => {
         const li = this.el("li", first + i === k - 1 ? "bpe-merge bpe-current" : "bpe-merge");
-        li.append(this.el("code", "", `${show(m.a)} ${show(m.b)}`), this.el("span", "bpe-count", ` ${m.count}`));
+        li.append(this.el("code", "", show(m.a)), " + ", this.el("code", "", show(m.b)), this.el("span", "bpe-count", ` \u00d7${m.count}`));
         this.list.append(li);
       });
     }
