@@ -35,7 +35,7 @@ def freq(runs):
     chars, counts = run["char"], run["count"]
     n = 30
     share = 100 * counts[:n] / counts.sum()
-    fig, ax = new_figure()
+    fig, ax = new_figure(height=4.2)
     ax.bar(range(n), share, color=theme.PALETTE[0])
     ax.set_xticks(range(n), [_show(chr(int(c))) for c in chars[:n]], fontsize=15, fontfamily="monospace")
     ax.set_ylabel("share of the play (%)")
@@ -51,7 +51,7 @@ def context(runs):
     run = runs["ch02.windows"]
     ctx, val, ms = run["context"], run["val_loss"], run["ms_per_step"]
     final = val[:, :, -1]  # (contexts, seeds)
-    fig, (left, right) = new_figure(1, 2)
+    fig, (left, right) = new_figure(1, 2, height=3.8)
     left.errorbar(ctx, final.mean(axis=1), yerr=final.std(axis=1, ddof=1), color=theme.PALETTE[0], marker="o",
                   capsize=5, linestyle="-")  # fmt: skip
     left.set_xscale("log", base=2)
@@ -75,7 +75,7 @@ def bpe_merges(runs):
     b = [_text(r) for r in run["merge_b"]]
     counts = run["merge_count"]
     n = len(counts)
-    fig, ax = new_figure()
+    fig, ax = new_figure(height=4.4)
     y = np.arange(n)[::-1]
     ax.barh(y, counts, color=theme.PALETTE[0], height=0.7)
     labels = [
@@ -92,7 +92,7 @@ def bpe_cpt(runs):
     """Characters per token on the training and validation text against vocabulary size."""
     run = runs["ch02.bpe"]
     sizes = run["sizes"]
-    fig, ax = new_figure()
+    fig, ax = new_figure(height=4.2)
     ax.plot(sizes, run["cpt_train"], color=theme.PALETTE[0], marker="o", label="training text")
     ax.plot(sizes, run["cpt_val"], color=theme.PALETTE[1], marker="s", linestyle="--", label="validation text")
     ax.set_xscale("log", base=2)
@@ -145,7 +145,7 @@ def bpe_bpc(runs):
     step = run["step"]
     names = [n.removesuffix("_bpc") for n in run if n.endswith("_bpc")]
     names.sort(key=lambda n: (n != "char", int(n[1:]) if n != "char" else 0))
-    fig, ax = new_figure()
+    fig, ax = new_figure(height=3.4)
     for k, name in enumerate(names):
         curve = run[f"{name}_bpc"].mean(axis=0)
         label = "characters (64 symbols)" if name == "char" else f"BPE, vocabulary {name[1:]}"
@@ -165,7 +165,7 @@ def mixture(runs):
     """Validation loss on Hamlet and on Macbeth against Macbeth's share of the training text."""
     run = runs["ch02.mixture"]
     share = 100 * run["share"]
-    fig, ax = new_figure()
+    fig, ax = new_figure(height=3.8)
     for k, (key, name) in enumerate((("hamlet", "Hamlet's validation text"), ("macbeth", "Macbeth's validation text"))):
         v = run[key]
         ax.errorbar(share, v.mean(axis=1), yerr=v.std(axis=1, ddof=1), label=name, color=theme.PALETTE[k],
@@ -179,21 +179,22 @@ def mixture(runs):
 
 @figure("ch02.data_size", runs=("ch02.data_size",))
 def data_size(runs):
-    """Validation loss (solid) and the running training loss (dashed) for 10%, 30% and
-    100% of the training text at the same steps (mean of three seeds)."""
+    """Validation minus running training loss over training, for 10%, 30% and 100% of the
+    training text at the same steps (mean of three seeds, band: their range)."""
     run = runs["ch02.data_size"]
-    step, val, train = run["step"], run["val_loss"], run["train_loss"]
-    fig, ax = new_figure()
+    keep = run["step"] >= 200
+    step, val, train = run["step"][keep], run["val_loss"][:, :, keep], run["train_loss"][:, :, keep]
+    fig, ax = new_figure(height=3.8)
     for k, frac in enumerate(run["fraction"]):
+        gap = val[k] - train[k]  # (seeds, evals)
         colour = theme.PALETTE[k]
-        ax.plot(step, val[k].mean(axis=0), color=colour, linestyle="-", marker=MARKERS[k],
-                markevery=max(1, len(step) // 8), label=f"{round(100 * frac)}%: validation")  # fmt: skip
-        ax.plot(step[1:], train[k][:, 1:].mean(axis=0), color=colour, linestyle="--", marker=MARKERS[k],
-                markevery=max(1, len(step) // 8), markerfacecolor="none",
-                label=f"{round(100 * frac)}%: training")  # fmt: skip
+        ax.plot(step, gap.mean(axis=0), color=colour, linestyle=STYLES[k], marker=MARKERS[k],
+                markevery=max(1, len(step) // 8), label=f"{round(100 * frac)}% of the text")  # fmt: skip
+        ax.fill_between(step, gap.min(axis=0), gap.max(axis=0), color=colour, alpha=0.2, linewidth=0)
+    ax.axhline(0, color=theme.MUTED, linestyle=":", linewidth=1.5)
     ax.set_xlabel("step")
-    ax.set_ylabel("loss (nats per character)")
-    ax.set_xlim(0, step[-1])
-    ax.set_ylim(1.6, 3.6)
-    ax.legend(loc="upper right", ncols=3, fontsize=13)
+    ax.set_ylabel("validation minus\ntraining loss (nats)")
+    ax.set_xlim(200, step[-1])  # before, the running training loss still lags far behind
+    ax.set_ylim(-0.1, None)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
     return fig
