@@ -57,7 +57,7 @@ def context(runs):
     left.set_xscale("log", base=2)
     left.set_xticks(ctx, [str(int(c)) for c in ctx])
     left.set_xlabel("context (characters)")
-    left.set_ylabel("validation loss (nats per character)")
+    left.set_ylabel("validation loss (nats)")
     right.plot(ctx, ms, color=theme.PALETTE[1], marker="s", linestyle="--")
     right.set_xscale("log", base=2)
     right.set_xticks(ctx, [str(int(c)) for c in ctx])
@@ -81,7 +81,7 @@ def bpe_merges(runs):
     labels = [
         f"{k + 1}. {_show(x)} + {_show(z)} \u2192 {_show(x + z)}" for k, (x, z) in enumerate(zip(a, b, strict=True))
     ]
-    ax.set_yticks(y, labels, fontfamily="monospace", fontsize=15)
+    ax.set_yticks(y, labels, fontfamily="monospace", fontsize=17)
     ax.set_xlabel("occurrences in the training text when merged")
     ax.grid(axis="y", visible=False)
     return fig
@@ -152,10 +152,10 @@ def bpe_bpc(runs):
         ax.plot(step, curve, label=label, color=theme.PALETTE[k], linestyle=STYLES[k % 4], marker=MARKERS[k % 4],
                 markevery=max(1, len(step) // 8))  # fmt: skip
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (bits per character)")
+    ax.set_ylabel("bits per character")
     ax.set_xlim(0, step[-1])
-    top = max(run[f"{n}_bpc"].mean(axis=0)[len(step) // 10] for n in names)
-    ax.set_ylim(None, math.ceil(top * 2) / 2)
+    low = min(float(run[f"{n}_bpc"].mean(axis=0).min()) for n in names)
+    ax.set_ylim(math.floor(low * 4) / 4, math.floor(low * 4) / 4 + 1.25)
     ax.legend(loc="upper right")
     return fig
 
@@ -172,7 +172,7 @@ def mixture(runs):
                     linestyle=STYLES[k], marker=MARKERS[k], capsize=5)  # fmt: skip
     ax.set_xticks(share, [f"{int(s)}%" for s in share])
     ax.set_xlabel("Macbeth's share of the training text")
-    ax.set_ylabel("validation loss (nats per character)")
+    ax.set_ylabel("validation loss (nats)")
     ax.legend(loc="upper center")
     return fig
 
