@@ -304,7 +304,7 @@
       stat("characters per token", tokens.length ? (chars / tokens.length).toFixed(2) : "\u2013");
 
       this.list.textContent = "";
-      const first = Math.max(0, k - 8); // the latest merges, so the list never overflows
+      const first = Math.max(0, k - 6); // the latest merges, so the list never overflows
       this.list.start = first + 1;
       merges.slice(first).forEach((m, i) => {
         const li = this.el("li", first + i === k - 1 ? "bpe-merge bpe-current" : "bpe-merge");

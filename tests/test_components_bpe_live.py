@@ -125,7 +125,10 @@ def test_print_state_and_attribute_changes(page):
     merges = train_bpe(text, 12)
     got = page.eval_on_selector_all("bpe-live .bpe-tok", "els => els.map(e => e.textContent)")
     assert got == [t.replace(" ", "\u00b7").replace("\n", "\u21b5") for t in encode(text, merges[:7])]
-    assert page.eval_on_selector_all("bpe-live .bpe-merge", "els => els.length") == 7
+    assert page.eval_on_selector_all("bpe-live .bpe-merge", "els => els.length") == 6  # the latest six
+    assert page.eval_on_selector("bpe-live .bpe-list", "e => e.start") == 2
+    last = page.text_content("bpe-live .bpe-current")
+    assert last.startswith(f"{merges[6][0].replace(' ', chr(183))} + {merges[6][1].replace(' ', chr(183))}")
     page.evaluate("() => document.querySelector('bpe-live').setAttribute('text', 'abab abab ba ba')")
     got = page.eval_on_selector_all("bpe-live .bpe-tok", "els => els.map(e => e.textContent)")
     merges = train_bpe("abab abab ba ba", 12)
