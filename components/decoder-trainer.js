@@ -102,30 +102,50 @@ function decoderCore() {
 
   // ---------------------------------------------------------------- linear algebra on flat rows
 
+  // a[ao..ao+n) . b[bo..bo+n), four accumulators (independent adds run side by side)
+  function dot(a, ao, b, bo, n) {
+    let s0 = 0, s1 = 0, s2 = 0, s3 = 0, i = 0;
+    for (; i + 3 < n; i += 4) {
+      s0 += a[ao + i] * b[bo + i];
+      s1 += a[ao + i + 1] * b[bo + i + 1];
+      s2 += a[ao + i + 2] * b[bo + i + 2];
+      s3 += a[ao + i + 3] * b[bo + i + 3];
+    }
+    for (; i < n; i++) s0 += a[ao + i] * b[bo + i];
+    return (s0 + s1) + (s2 + s3);
+  }
+
+  // out[c, r] = x[r, c] for x (R, C) at offset xo
+  function transpose(out, x, xo, R, Cn) {
+    for (let r = 0; r < R; r++) for (let c = 0; c < Cn; c++) out[c * R + r] = x[xo + r * Cn + c];
+  }
+
   // out[n, o] = sum_i x[n, i] w[o, i]   (nn.Linear: y = x @ W.T)
   function linF(out, x, w, wo, N, In, Out) {
     for (let n = 0; n < N; n++) {
       const xo = n * In, oo = n * Out;
-      for (let o = 0; o < Out; o++) {
-        let s = 0;
-        const r = wo + o * In;
-        for (let i = 0; i < In; i++) s += x[xo + i] * w[r + i];
-        out[oo + o] = s;
-      }
+      for (let o = 0; o < Out; o++) out[oo + o] = dot(x, xo, w, wo + o * In, In);
     }
   }
 
-  // gw[o, i] += sum_n dy[n, o] x[n, i]; dx[n, i] (+)= sum_o dy[n, o] w[o, i]
-  function linB(dx, add, gw, w, wo, dy, x, N, In, Out) {
+  // gw[o, i] += sum_n dy[n, o] x[n, i]; dx[n, i] (+)= sum_o dy[n, o] w[o, i]. Both as long dot
+  // products over feature-major copies (sc.a, sc.b) and the transposed weight (sc.w).
+  function linB(dx, add, gw, w, wo, dy, x, N, In, Out, sc) {
+    transpose(sc.a, dy, 0, N, Out);
+    transpose(sc.b, x, 0, N, In);
+    const A = sc.a, Bt = sc.b;
+    for (let o = 0; o < Out; o++) {
+      const r = wo + o * In;
+      for (let i = 0; i < In; i++) gw[r + i] += dot(A, o * N, Bt, i * N, N);
+    }
+    if (dx === null) return;
+    transpose(sc.w, w, wo, Out, In);
+    const Wt = sc.w;
     for (let n = 0; n < N; n++) {
       const xo = n * In, yo = n * Out;
-      if (dx !== null && !add) for (let i = 0; i < In; i++) dx[xo + i] = 0;
-      for (let o = 0; o < Out; o++) {
-        const d = dy[yo + o];
-        if (d === 0) continue;
-        const r = wo + o * In;
-        for (let i = 0; i < In; i++) gw[r + i] += d * x[xo + i];
-        if (dx !== null) for (let i = 0; i < In; i++) dx[xo + i] += d * w[r + i];
+      for (let i = 0; i < In; i++) {
+        const v = dot(dy, yo, Wt, i * Out, Out);
+        dx[xo + i] = add ? dx[xo + i] + v : v;
       }
     }
   }
@@ -181,6 +201,7 @@ function decoderCore() {
       }
       this.xo = f(N * Dm); this.yf = f(N * Dm); this.rf = f(N); this.logits = f(N * V);
       this.dx = f(N * Dm); this.dt = f(N * Dm); this.dt2 = f(N * Dm); this.dh = f(N * Hd); this.dhg = f(N * Hd);
+      this.sc = { a: f(N * Math.max(V, Hd)), b: f(N * Math.max(V, Hd)), w: f(Math.max(V, Hd) * Dm) };
       this.dq = f(N * Dm); this.dk = f(N * Dm); this.dv = f(N * Dm); this.datt = f(T);
     }
 
@@ -246,18 +267,20 @@ function decoderCore() {
       const V = this.m.vocab, lg = this.logits;
       let total = 0;
       for (let n = 0; n < N; n++) {
-        const o = n * V;
+        const o = n * V, y = targets[n];
         let top = -Infinity;
         for (let v = 0; v < V; v++) if (lg[o + v] > top) top = lg[o + v];
+        const ly = lg[o + y];
         let s = 0;
-        for (let v = 0; v < V; v++) s += Math.exp(lg[o + v] - top);
-        const lse = top + Math.log(s);
-        total += lse - lg[o + targets[n]];
-        if (dl) { // (probs - one-hot) / N, in place, in the reference's order
-          for (let v = 0; v < V; v++) lg[o + v] = Math.exp(lg[o + v] - lse);
-          lg[o + targets[n]] -= 1;
-          for (let v = 0; v < V; v++) lg[o + v] /= N;
+        if (dl) {
+          for (let v = 0; v < V; v++) { const e = Math.exp(lg[o + v] - top); lg[o + v] = e; s += e; }
+          for (let v = 0; v < V; v++) lg[o + v] = lg[o + v] / s; // the probabilities, in place
+          lg[o + y] -= 1;
+          for (let v = 0; v < V; v++) lg[o + v] /= N; // (probs - one-hot) / N
+        } else {
+          for (let v = 0; v < V; v++) s += Math.exp(lg[o + v] - top);
         }
+        total += top + Math.log(s) - ly;
       }
       return total / N;
     }
@@ -270,19 +293,19 @@ function decoderCore() {
       const loss = this.crossEntropy(targets, N, true);
       g.fill(0);
       const dl = this.logits, dx = this.dx, dt = this.dt, dt2 = this.dt2;
-      linB(dt, false, g, w, lay.off["lm_head.weight"], dl, this.yf, N, Dm, V);
+      linB(dt, false, g, w, lay.off["lm_head.weight"], dl, this.yf, N, Dm, V, this.sc);
       lnB(dx, false, dt, this.yf, this.rf, N, Dm);
       for (let l = m.layers - 1; l >= 0; l--) {
         const c = this.layers[l], pre = `blocks.${l}.`;
         const oIn = lay.off[pre + "mlp.w_in.weight"], oOut = lay.off[pre + "mlp.w_out.weight"];
         // MLP: dx is the gradient of the block's output
         const dh = this.dh, dhg = this.dhg;
-        linB(dhg, false, g, w, oOut, dx, c.g, N, Hd, Dm);
+        linB(dhg, false, g, w, oOut, dx, c.g, N, Hd, Dm, this.sc);
         for (let i = 0; i < N * Hd; i++) dh[i] = dhg[i] * geluGrad(c.h[i]);
-        linB(dt, false, g, w, oIn, dh, c.y2, N, Dm, Hd);
+        linB(dt, false, g, w, oIn, dh, c.y2, N, Dm, Hd, this.sc);
         lnB(dx, true, dt, c.y2, c.r2, N, Dm);
         // attention
-        linB(dt, false, g, w, lay.off[pre + "attn.w_o.weight"], dx, c.ya, N, Dm, Dm);
+        linB(dt, false, g, w, lay.off[pre + "attn.w_o.weight"], dx, c.ya, N, Dm, Dm, this.sc);
         const att = c.att, q = c.q, k = c.k, v = c.v, dq = this.dq, dk = this.dk, dv = this.dv, da = this.datt;
         dq.fill(0); dk.fill(0); dv.fill(0);
         for (let b = 0; b < Bn; b++) {
@@ -305,9 +328,9 @@ function decoderCore() {
             }
           }
         }
-        linB(dt2, false, g, w, lay.off[pre + "attn.w_q.weight"], dq, c.y1, N, Dm, Dm);
-        linB(dt2, true, g, w, lay.off[pre + "attn.w_k.weight"], dk, c.y1, N, Dm, Dm);
-        linB(dt2, true, g, w, lay.off[pre + "attn.w_v.weight"], dv, c.y1, N, Dm, Dm);
+        linB(dt2, false, g, w, lay.off[pre + "attn.w_q.weight"], dq, c.y1, N, Dm, Dm, this.sc);
+        linB(dt2, true, g, w, lay.off[pre + "attn.w_k.weight"], dk, c.y1, N, Dm, Dm, this.sc);
+        linB(dt2, true, g, w, lay.off[pre + "attn.w_v.weight"], dv, c.y1, N, Dm, Dm, this.sc);
         lnB(dx, true, dt2, c.y1, c.r1, N, Dm);
       }
       const wte = lay.off["wte.weight"], wpe = lay.off["wpe.weight"];
@@ -401,11 +424,17 @@ function decoderCore() {
       }
     }
 
-    /** One update: returns {loss, gradNorm, lr} (the loss and norm before the update). */
-    update() {
-      const t = this.t, k = this.step;
+    /** Loss and gradient (into g) of windows [b0, b1) of update k's batch, at weights w. */
+    partial(k, b0, b1, w, g) {
+      const T = this.m.context;
       this.batch(k);
-      const loss = this.net.lossAndGrad(this.w, this.g, this.x, this.y, t.batch);
+      return this.net.lossAndGrad(w, g, this.x.subarray(b0 * T, b1 * T), this.y.subarray(b0 * T, b1 * T), b1 - b0);
+    }
+
+    /** Update number step + 1 from the batch's loss and gradient (in this.g): clip to the
+     * global norm, then AdamW, as model/reference.py computes them. Returns {loss, gradNorm, lr}. */
+    apply(loss) {
+      const t = this.t, k = this.step;
       const g = this.g, w = this.w, mo = this.mom, ve = this.vel, P = w.length;
       let sq = 0;
       for (let i = 0; i < P; i++) sq += g[i] * g[i];
@@ -425,6 +454,11 @@ function decoderCore() {
       }
       this.step = step;
       return { loss, gradNorm: norm, lr };
+    }
+
+    /** One update on the whole batch: {loss, gradNorm, lr} (loss and norm before the update). */
+    update() {
+      return this.apply(this.partial(this.step, 0, this.t.batch, this.w, this.g));
     }
 
     /** Mean loss over every validation window (as model/data.py val_windows cuts them). */
@@ -473,63 +507,113 @@ function decoderCore() {
 
   // ---------------------------------------------------------------- the training service
   // The same message protocol on a Worker and on the page: {cmd: "init", series, options},
-  // "play", "pause", "step", "reset", {cmd: "speed", value}. Replies: {kind: "ready" | "progress"}.
+  // "play", "pause", "step", "reset", {cmd: "speed", value}; replies {kind: "ready" | "progress"}.
+  // With {cmd: "port", port} (a MessageChannel to a second worker, told {cmd: "helper", port}),
+  // each update's batch is split in two and the helper computes the second half's gradient.
 
   function service(post) {
-    let setupData = null, tr = null, playing = false, speed = 0, timer = null, lastEval = null;
+    let setupData = null, tr = null, playing = false, speed = 0, timer = null, busy = false, gen = 0;
+    let helper = null, helperReply = null, lastPost = 0, pending = null;
     const times = [];
-    function evalRecord() {
-      const val = tr.valLoss();
-      lastEval = { step: tr.step, val };
-      return lastEval;
-    }
+    const wake = new MessageChannel();
+    wake.port1.onmessage = () => advance();
+    const soon = () => wake.port2.postMessage(0); // a zero-delay turn of the event loop (no timer clamp)
+
+    function options() { return setupData.options; }
+    function evalRecord() { return { step: tr.step, val: tr.valLoss() }; }
     function sample() {
-      const o = setupData.options;
+      const o = options();
       const prompt = (o.promptIds || []).filter((i) => i >= 0 && i < tr.m.vocab);
       return { step: tr.step, ids: tr.generate(prompt.length ? prompt : [0], o.sampleLength || 64,
         o.temperature || 0, tr.step + 1) };
     }
-    function run(limit) {
-      const steps = [], evals = [], samples = [];
-      const t0 = Date.now();
-      const ev = setupData.options.evalEvery || tr.t.evalEvery, se = setupData.options.sampleEvery || 250;
-      while (tr.step < tr.t.steps && steps.length < limit) {
-        const r = tr.update();
-        steps.push([tr.step, r.loss, r.gradNorm, r.lr]);
-        if (!Number.isFinite(r.loss)) { playing = false; break; }
-        if (tr.step % ev === 0 || tr.step === tr.t.steps) evals.push(evalRecord());
-        if (tr.step % se === 0 || tr.step === tr.t.steps) samples.push(sample());
-        if (Date.now() - t0 > 40) break;
-      }
+    function flush(force) {
       const now = Date.now();
+      if (!force && now - lastPost < 50 && !pending.evals.length) return;
+      lastPost = now;
       times.push([now, tr.step]);
-      while (times.length > 1 && now - times[0][0] > 2000) times.shift();
-      const sps = times.length > 1 ? (tr.step - times[0][1]) * 1000 / Math.max(1, now - times[0][0]) : 0;
-      if (tr.step >= tr.t.steps) playing = false;
-      post({ kind: "progress", steps, evals, samples, sps, playing, done: tr.step >= tr.t.steps });
+      while (times.length > 2 && now - times[0][0] > 2000) times.shift();
+      const dt = now - times[0][0];
+      const sps = times.length > 1 && dt > 0 ? (tr.step - times[0][1]) * 1000 / dt : 0;
+      post(Object.assign({ kind: "progress", sps, playing, done: tr.step >= tr.t.steps, step: tr.step }, pending));
+      pending = { steps: [], evals: [], samples: [] };
     }
-    function tick() {
+    function after(r) {
+      busy = false;
+      pending.steps.push([tr.step, r.loss, r.gradNorm, r.lr]);
+      if (!Number.isFinite(r.loss)) playing = false;
+      const ev = options().evalEvery || tr.t.evalEvery, se = options().sampleEvery || 250;
+      if (tr.step % ev === 0 || tr.step === tr.t.steps) pending.evals.push(evalRecord());
+      if (tr.step % se === 0 || tr.step === tr.t.steps) pending.samples.push(sample());
+      if (tr.step >= tr.t.steps) playing = false;
+    }
+    function stepSplit(done) {
+      const k = tr.step, Bt = tr.t.batch, h = Bt >> 1, mine = gen;
+      helper.postMessage({ cmd: "half", gen, k, b0: h, b1: Bt, w: tr.w });
+      const l1 = tr.partial(k, 0, h, tr.w, tr.g);
+      helperReply = (reply) => {
+        if (reply.gen !== mine || tr === null) return;
+        const g = tr.g, g2 = reply.g;
+        for (let i = 0; i < g.length; i++) g[i] = (g[i] * h + g2[i] * (Bt - h)) / Bt;
+        done(tr.apply((l1 * h + reply.loss * (Bt - h)) / Bt));
+      };
+    }
+    function advance() {
       timer = null;
-      if (!playing) return;
-      const limit = speed > 0 ? Math.max(1, Math.round(speed / 20)) : Infinity;
-      run(limit);
-      if (playing) timer = setTimeout(tick, speed > 0 ? 50 : 0);
+      if (!playing || busy || tr.step >= tr.t.steps) return;
+      if (helper !== null && tr.t.batch > 1) { // one update per task: the helper's reply resumes
+        busy = true;
+        stepSplit((r) => {
+          after(r);
+          flush(!playing);
+          if (playing) { if (speed > 0) timer = setTimeout(advance, 1000 / speed); else advance(); }
+        });
+        return;
+      }
+      const t0 = Date.now();
+      do { busy = true; after(tr.update()); } while (playing && speed === 0 && Date.now() - t0 < 40);
+      flush(!playing);
+      if (playing) { if (speed > 0) timer = setTimeout(advance, 1000 / speed); else soon(); }
     }
     function start() {
+      gen += 1;
+      busy = false;
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
       tr = new Trainer(setup(setupData.series, setupData.options));
+      if (helper !== null) helper.postMessage({ cmd: "helper-init", series: setupData.series, options: setupData.options });
       times.length = 0;
+      pending = { steps: [], evals: [], samples: [] };
       post({ kind: "ready", exact: tr.s.exact, steps: tr.t.steps, evals: [evalRecord()], samples: [sample()],
-        config: { model: tr.m, train: tr.t } });
+        split: helper !== null, config: { model: tr.m, train: tr.t } });
+    }
+    function serveHelper(port) { // the second worker: half of every batch
+      let htr = null;
+      port.onmessage = (e) => {
+        const m = e.data;
+        if (m.cmd === "helper-init") htr = new Trainer(setup(m.series, m.options));
+        else if (m.cmd === "half" && htr !== null) {
+          const loss = htr.partial(m.k, m.b0, m.b1, m.w, htr.g);
+          port.postMessage({ gen: m.gen, loss, g: htr.g });
+        }
+      };
     }
     return function onMessage(msg) {
+      if (msg.cmd === "helper") { serveHelper(msg.port); return; }
+      if (msg.cmd === "port") { helper = msg.port; helper.onmessage = (e) => helperReply && helperReply(e.data); return; }
       if (msg.cmd === "init") { setupData = { series: msg.series, options: msg.options || {} }; start(); return; }
       if (!tr) return;
-      if (msg.cmd === "play") { playing = true; if (timer === null) timer = setTimeout(tick, 0); }
-      else if (msg.cmd === "pause") { playing = false; post({ kind: "progress", steps: [], evals: [], samples: [], sps: 0, playing, done: false }); }
-      else if (msg.cmd === "step") { playing = false; run(1); }
-      else if (msg.cmd === "reset") { playing = false; if (timer !== null) clearTimeout(timer); timer = null; start(); }
+      if (msg.cmd === "play") { playing = true; if (!busy) advance(); }
+      else if (msg.cmd === "pause") { playing = false; if (!busy) flush(true); }
+      else if (msg.cmd === "step") { if (!busy && !playing && tr.step < tr.t.steps) advanceOne(); }
+      else if (msg.cmd === "reset") { playing = false; start(); }
       else if (msg.cmd === "speed") { speed = Number(msg.value) || 0; }
     };
+    function advanceOne() {
+      busy = true;
+      if (helper !== null && tr.t.batch > 1) stepSplit((r) => { after(r); flush(true); });
+      else { after(tr.update()); flush(true); }
+    }
   }
 
   return { erf, gelu, geluGrad, lrAt, layout, setup, Trainer, Net, service, weightsFromBits, MODEL, TRAIN };
@@ -540,8 +624,9 @@ function decoderCore() {
   const SPEEDS = [["max", 0], ["100 steps/s", 100], ["20 steps/s", 20]];
   let workerUrl = null;
 
-  function makeEngine(onReply) {
-    // a Worker built from this script's own core when the page allows it; else the same service on the page
+  function makeEngine(onReply, split) {
+    // Web Workers built from this script's own core (a Blob: file:// pages cannot load worker
+    // files): one trains, a second computes half of every batch; else the same service on the page
     try {
       if (workerUrl === null) {
         const src = `${decoderCore.toString()}\nconst serve = decoderCore().service((m) => self.postMessage(m));\n` +
@@ -550,7 +635,15 @@ function decoderCore() {
       }
       const worker = new Worker(workerUrl);
       worker.onmessage = (e) => onReply(e.data);
-      return { kind: "worker", send: (m) => worker.postMessage(m), stop: () => worker.terminate() };
+      let helper = null;
+      if (split) {
+        helper = new Worker(workerUrl);
+        const channel = new MessageChannel();
+        helper.postMessage({ cmd: "helper", port: channel.port2 }, [channel.port2]);
+        worker.postMessage({ cmd: "port", port: channel.port1 }, [channel.port1]);
+      }
+      return { kind: "worker", send: (m) => worker.postMessage(m),
+        stop: () => { worker.terminate(); if (helper) helper.terminate(); } };
     } catch (err) {
       const serve = decoderCore().service((m) => setTimeout(() => onReply(m), 0));
       return { kind: "page", send: (m) => serve(m), stop: () => serve({ cmd: "pause" }) };
@@ -572,7 +665,7 @@ function decoderCore() {
   class DecoderTrainer extends HTMLElement {
     static get observedAttributes() {
       return ["run", "d-model", "context", "heads", "layers", "lr", "steps", "batch", "warmup", "eval-every",
-        "sample-every", "prompt", "temperature", "seed", "print-state"];
+        "sample-every", "prompt", "temperature", "seed", "threads", "print-state"];
     }
 
     /** The computation (erf, lrAt, Trainer, ...): the same code the Worker runs. */
@@ -650,7 +743,8 @@ function decoderCore() {
       const state = this.getAttribute("print-state");
       if (state) { this.printState(state, series); return; }
       if (!series) { this.status.textContent = "no run data (SLIDEGEN_RUNS) on this page"; }
-      this.engine = makeEngine((m) => this.onReply(m));
+      const threads = this.num("threads");
+      this.engine = makeEngine((m) => this.onReply(m), threads === null ? (navigator.hardwareConcurrency || 1) > 1 : threads > 1);
       this.send({ cmd: "init", series, options: this.options(this.chars) });
       this.send({ cmd: "speed", value: Number(speed.value) });
     }

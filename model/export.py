@@ -111,4 +111,3 @@ def train_config(series: dict) -> TrainConfig:
     return TrainConfig(steps=steps, batch=B, lr=lr, warmup=warmup, eval_every=every, betas=(b1, b2), eps=eps,
                        weight_decay=wd, clip=clip, schedule="constant" if constant else "cosine", seed=seed,
                        data_seed=data_seed)  # fmt: skip
-
