@@ -701,7 +701,7 @@ function decoderCore() {
       return { dModel: this.num("d-model"), context: this.num("context"), heads: this.num("heads"),
         layers: this.num("layers"), lr: this.num("lr"), steps: this.num("steps"), batch: this.num("batch"),
         warmup: this.num("warmup"), evalEvery: this.num("eval-every"), sampleEvery: this.num("sample-every"),
-        temperature: this.num("temperature") || 0, seed: this.num("seed"),
+        temperature: this.num("temperature") ?? 0.8, seed: this.num("seed"),
         promptIds: Array.from(prompt).map((c) => (index.has(c) ? index.get(c) : (chars ? chars.length - 1 : 0))) };
     }
 
@@ -728,14 +728,14 @@ function decoderCore() {
       this.speedSelect = speed;
       this.status = el("span", { class: "dt-status" }, bar);
       const body = el("div", { class: "dt-body" }, root);
-      this.svg = el("svg:svg", { class: "dt-chart", viewBox: "0 0 640 300", preserveAspectRatio: "none",
+      this.svg = el("svg:svg", { class: "dt-chart", viewBox: "0 0 640 250", preserveAspectRatio: "xMidYMid meet",
         role: "img", "aria-label": "loss curve" }, body);
       const side = el("dl", { class: "dt-readouts" }, body);
       this.readouts = {};
       for (const [key, label] of [["step", "step"], ["train", "training loss"], ["val", "validation loss"],
         ["lr", "learning rate"], ["norm", "gradient norm"], ["sps", "steps per second"]]) {
         el("dt", {}, side, label);
-        this.readouts[key] = el("dd", { class: `dt-${key}` }, side, "–");
+        this.readouts[key] = el("dd", { class: `dt-r-${key}` }, side, "–");
       }
       this.sampleBox = el("pre", { class: "dt-sample", "aria-label": "generated text" }, root);
       root.addEventListener("keydown", (e) => this.onKey(e));
@@ -838,18 +838,21 @@ function decoderCore() {
       const svg = this.svg;
       if (!svg) return;
       while (svg.firstChild) svg.removeChild(svg.firstChild);
-      const W = 640, H = 300, L = 44, R = 10, T = 10, Bm = 30, lo = 1.5, hi = 4.5, total = Math.max(1, this.total);
-      const X = (s) => L + (W - L - R) * s / total, Y = (v) => T + (H - T - Bm) * (hi - Math.min(hi, Math.max(lo, v))) / (hi - lo);
+      const W = 640, H = 250, L = 58, R = 14, T = 12, Bm = 40, lo = 1.8, hi = 4.4, total = Math.max(1, this.total);
+      const X = (s) => L + (W - L - R) * s / total;
+      const Y = (v) => T + (H - T - Bm) * (hi - Math.min(hi, Math.max(lo, v))) / (hi - lo);
       const g = el("svg:g", { class: "dt-axes" }, svg);
-      for (let v = 2; v <= 4; v += 1) {
+      for (let v = 2; v <= 4; v += 0.5) {
         el("svg:line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: "dt-grid" }, g);
-        el("svg:text", { x: L - 6, y: Y(v) + 5, "text-anchor": "end" }, g, String(v));
+        el("svg:text", { x: L - 8, y: Y(v) + 5, "text-anchor": "end" }, g, v.toFixed(1));
       }
       for (let k = 0; k <= 4; k++) {
         const s = Math.round(total * k / 4);
-        el("svg:text", { x: X(s), y: H - 8, "text-anchor": "middle" }, g, String(s));
+        el("svg:text", { x: X(s), y: H - Bm + 20, "text-anchor": k === 4 ? "end" : k === 0 ? "start" : "middle" }, g, String(s));
       }
-      el("svg:text", { x: W - R, y: T + 14, "text-anchor": "end", class: "dt-label" }, g, "loss (nats), by step");
+      el("svg:text", { x: (L + W - R) / 2, y: H - 3, "text-anchor": "middle", class: "dt-label" }, g, "step");
+      el("svg:text", { x: 14, y: (T + H - Bm) / 2, "text-anchor": "middle", class: "dt-label",
+        transform: `rotate(-90 14 ${(T + H - Bm) / 2})` }, g, "loss (nats)");
       const pts = [];
       const n = this.steps.length, every = Math.max(1, Math.ceil(n / 400));
       for (let i = 0; i < n; i += every) {
@@ -859,12 +862,13 @@ function decoderCore() {
       if (pts.length > 1) el("svg:polyline", { points: pts.join(" "), class: "dt-train" }, svg);
       const vp = this.evals.map(([s, v]) => `${X(s).toFixed(1)},${Y(v).toFixed(1)}`);
       if (vp.length > 1) el("svg:polyline", { points: vp.join(" "), class: "dt-val" }, svg);
-      for (const [s, v] of this.evals) el("svg:circle", { cx: X(s), cy: Y(v), r: 3, class: "dt-val-dot" }, svg);
+      for (const [s, v] of this.evals) el("svg:circle", { cx: X(s), cy: Y(v), r: 4, class: "dt-val-dot" }, svg);
       const key = el("svg:g", { class: "dt-key" }, svg);
-      el("svg:line", { x1: L + 300, x2: L + 330, y1: T + 10, y2: T + 10, class: "dt-train" }, key);
-      el("svg:text", { x: L + 336, y: T + 15 }, key, "training");
-      el("svg:line", { x1: L + 430, x2: L + 460, y1: T + 10, y2: T + 10, class: "dt-val" }, key);
-      el("svg:text", { x: L + 466, y: T + 15 }, key, "validation");
+      const kx = W - R - 250, ky = T + 16;
+      el("svg:line", { x1: kx, x2: kx + 30, y1: ky, y2: ky, class: "dt-train" }, key);
+      el("svg:text", { x: kx + 36, y: ky + 5 }, key, "training");
+      el("svg:line", { x1: kx + 120, x2: kx + 150, y1: ky, y2: ky, class: "dt-val" }, key);
+      el("svg:text", { x: kx + 156, y: ky + 5 }, key, "validation");
     }
   }
 
