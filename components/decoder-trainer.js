@@ -740,9 +740,13 @@ function decoderCore() {
       this.sampleBox = el("pre", { class: "dt-sample", "aria-label": "generated text" }, root);
       root.addEventListener("keydown", (e) => this.onKey(e));
       this.reset();
+      // print-state: the Python run's recorded state is drawn first (the static picture); the first
+      // Play, Step or Reset clears it and trains here
       const state = this.getAttribute("print-state");
-      if (state) { this.printState(state, series); return; }
-      if (!series) { this.status.textContent = "no run data (SLIDEGEN_RUNS) on this page"; }
+      this.showingPrint = false;
+      this.ready = null;
+      if (state) this.showingPrint = this.printState(state, series);
+      if (!series) { this.status.textContent = "no run data (SLIDEGEN_RUNS) on this page"; return; }
       const threads = this.num("threads");
       this.engine = makeEngine((m) => this.onReply(m), threads === null ? (navigator.hardwareConcurrency || 1) > 1 : threads > 1);
       this.send({ cmd: "init", series, options: this.options(this.chars) });
@@ -751,12 +755,17 @@ function decoderCore() {
 
     reset() {
       this.steps = []; this.evals = []; this.samples = []; this.playing = false; this.total = 2000; this.sps = 0;
+      this.smooth = 10; // the training curve: a running mean of this many updates
       this.drawChart();
     }
 
     send(m) { if (this.engine) this.engine.send(m); }
 
     command(key) {
+      if (this.showingPrint) { // leave the recorded picture for the live run
+        this.showingPrint = false;
+        if (this.ready !== null) this.onReply(this.ready);
+      }
       if (key === "play") this.send({ cmd: this.playing ? "pause" : "play" });
       else if (key === "step") this.send({ cmd: "step" });
       else if (key === "reset") { this.reset(); this.send({ cmd: "reset" }); }
@@ -772,6 +781,7 @@ function decoderCore() {
     }
 
     onReply(m) {
+      if (m.kind === "ready" && this.showingPrint) { this.ready = m; return; } // keep the picture until asked
       if (m.kind === "ready") {
         this.reset();
         this.total = m.steps;
@@ -805,7 +815,7 @@ function decoderCore() {
       r.norm.textContent = last ? fmt(last[2], 3) : "–";
       r.sps.textContent = this.playing ? fmt(this.sps, 0) : "–";
       this.buttons.play.textContent = this.playing ? "Pause" : "Play";
-      this.status.textContent = this.exact === false ? "config not in the run: own init and batches" : "";
+      this.status.textContent = this.exact === false ? "this config is not in the run: its own start and batches" : "";
       const s = this.samples[this.samples.length - 1];
       if (s && this.chars) this.sampleBox.textContent = `step ${s.step}: ` + s.ids.map((i) => this.chars[i]).join("");
       this.drawChart();
@@ -813,11 +823,12 @@ function decoderCore() {
 
     /** A static state drawn from the Python run the series holds ("finished" or "step=N"). */
     printState(state, series) {
-      if (!series || !series.step) { this.status.textContent = "no run data for print-state"; return; }
+      if (!series || !series.step) { this.status.textContent = "no run data for print-state"; return false; }
       const m = /^step=(\d+)$/.exec(state.trim());
       const upto = m ? Number(m[1]) : Infinity;
       const steps = series.step, keep = steps.map((s, i) => i).filter((i) => steps[i] <= upto);
       this.total = steps[steps.length - 1];
+      this.smooth = 1; // the recorded training loss is already a mean since the previous evaluation
       this.evals = keep.map((i) => [steps[i], series.val_loss[i]]);
       this.steps = keep.filter((i) => steps[i] > 0).map((i) => [steps[i], series.train_loss[i], series.grad_norm[i], series.lr[i]]);
       const last = keep[keep.length - 1];
@@ -831,7 +842,9 @@ function decoderCore() {
       if (series.sample_ids && this.chars && upto >= this.total) {
         this.sampleBox.textContent = `step ${this.total}: ` + series.sample_ids.map((i) => this.chars[i]).join("");
       }
+      this.status.textContent = `the recorded run (Python, seed ${series.seed ? series.seed[0] : 0}); Play trains it here`;
       this.drawChart();
+      return true;
     }
 
     drawChart() {
@@ -856,7 +869,7 @@ function decoderCore() {
       const pts = [];
       const n = this.steps.length, every = Math.max(1, Math.ceil(n / 400));
       for (let i = 0; i < n; i += every) {
-        const chunk = this.steps.slice(Math.max(0, i - 9), i + 1);
+        const chunk = this.steps.slice(Math.max(0, i - this.smooth + 1), i + 1);
         pts.push(`${X(this.steps[i][0]).toFixed(1)},${Y(chunk.reduce((a, s) => a + s[1], 0) / chunk.length).toFixed(1)}`);
       }
       if (pts.length > 1) el("svg:polyline", { points: pts.join(" "), class: "dt-train" }, svg);
