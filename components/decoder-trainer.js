@@ -117,37 +117,46 @@ function decoderCore() {
 
   // out[c, r] = x[r, c] for x (R, C) at offset xo
   function transpose(out, x, xo, R, Cn) {
-    for (let r = 0; r < R; r++) for (let c = 0; c < Cn; c++) out[c * R + r] = x[xo + r * Cn + c];
+    for (let c = 0; c < Cn; c++) { const o = c * R; for (let r = 0; r < R; r++) out[o + r] = x[xo + r * Cn + c]; }
+  }
+
+  // out[m, j] (+)= sum_k a[m, k] b[j, k] for a (M, K) and b (J, K) (row strides lda, ldb), out (M, J)
+  // at offset oo. Four columns at a time: each a[m, k] is loaded once for four products.
+  function gemmNT(out, oo, a, ao, lda, b, bo, ldb, M, J, K, acc) {
+    for (let m = 0; m < M; m++) {
+      const ar = ao + m * lda, orow = oo + m * J;
+      let j = 0;
+      for (; j + 3 < J; j += 4) {
+        const b0 = bo + j * ldb, b1 = b0 + ldb, b2 = b1 + ldb, b3 = b2 + ldb;
+        let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (let k = 0; k < K; k++) {
+          const v = a[ar + k];
+          s0 += v * b[b0 + k]; s1 += v * b[b1 + k]; s2 += v * b[b2 + k]; s3 += v * b[b3 + k];
+        }
+        if (acc) { out[orow + j] += s0; out[orow + j + 1] += s1; out[orow + j + 2] += s2; out[orow + j + 3] += s3; }
+        else { out[orow + j] = s0; out[orow + j + 1] = s1; out[orow + j + 2] = s2; out[orow + j + 3] = s3; }
+      }
+      for (; j < J; j++) {
+        const v = dot(a, ar, b, bo + j * ldb, K);
+        out[orow + j] = acc ? out[orow + j] + v : v;
+      }
+    }
   }
 
   // out[n, o] = sum_i x[n, i] w[o, i]   (nn.Linear: y = x @ W.T)
   function linF(out, x, w, wo, N, In, Out) {
-    for (let n = 0; n < N; n++) {
-      const xo = n * In, oo = n * Out;
-      for (let o = 0; o < Out; o++) out[oo + o] = dot(x, xo, w, wo + o * In, In);
-    }
+    gemmNT(out, 0, x, 0, In, w, wo, In, N, Out, In, false);
   }
 
-  // gw[o, i] += sum_n dy[n, o] x[n, i]; dx[n, i] (+)= sum_o dy[n, o] w[o, i]. Both as long dot
-  // products over feature-major copies (sc.a, sc.b) and the transposed weight (sc.w).
+  // gw[o, i] += sum_n dy[n, o] x[n, i]; dx[n, i] (+)= sum_o dy[n, o] w[o, i]: the first over
+  // feature-major copies of dy and x (sc.a, sc.b), the second over the transposed weight (sc.w)
   function linB(dx, add, gw, w, wo, dy, x, N, In, Out, sc) {
     transpose(sc.a, dy, 0, N, Out);
     transpose(sc.b, x, 0, N, In);
-    const A = sc.a, Bt = sc.b;
-    for (let o = 0; o < Out; o++) {
-      const r = wo + o * In;
-      for (let i = 0; i < In; i++) gw[r + i] += dot(A, o * N, Bt, i * N, N);
-    }
+    gemmNT(gw, wo, sc.a, 0, N, sc.b, 0, N, Out, In, N, true);
     if (dx === null) return;
     transpose(sc.w, w, wo, Out, In);
-    const Wt = sc.w;
-    for (let n = 0; n < N; n++) {
-      const xo = n * In, yo = n * Out;
-      for (let i = 0; i < In; i++) {
-        const v = dot(dy, yo, Wt, i * Out, Out);
-        dx[xo + i] = add ? dx[xo + i] + v : v;
-      }
-    }
+    gemmNT(dx, 0, dy, 0, Out, sc.w, 0, Out, N, In, Out, add);
   }
 
   // y = (x - mean) / sqrt(var + eps) per row of D; rstd per row
@@ -197,7 +206,7 @@ function decoderCore() {
       for (let l = 0; l < m.layers; l++) {
         this.layers.push({ x: f(N * Dm), y1: f(N * Dm), r1: f(N), q: f(N * Dm), k: f(N * Dm), v: f(N * Dm),
           att: f(maxB * m.heads * T * T), ya: f(N * Dm), xm: f(N * Dm), y2: f(N * Dm), r2: f(N),
-          h: f(N * Hd), g: f(N * Hd) });
+          h: f(N * Hd), g: f(N * Hd), phi: f(N * Hd) });
       }
       this.xo = f(N * Dm); this.yf = f(N * Dm); this.rf = f(N); this.logits = f(N * V);
       this.dx = f(N * Dm); this.dt = f(N * Dm); this.dt2 = f(N * Dm); this.dh = f(N * Hd); this.dhg = f(N * Hd);
@@ -252,7 +261,11 @@ function decoderCore() {
         for (let i = 0; i < N * Dm; i++) c.xm[i] += x[i];
         lnF(c.y2, c.r2, c.xm, N, Dm, m.eps);
         linF(c.h, c.y2, w, lay.off[pre + "mlp.w_in.weight"], N, Dm, Hd);
-        for (let i = 0; i < N * Hd; i++) c.g[i] = gelu(c.h[i]);
+        for (let i = 0; i < N * Hd; i++) { // exact GELU x Phi(x); Phi is kept for the backward pass
+          const phi = 0.5 * (1 + erf(c.h[i] * SQRT_HALF));
+          c.phi[i] = phi;
+          c.g[i] = c.h[i] * phi;
+        }
         linF(next, c.g, w, lay.off[pre + "mlp.w_out.weight"], N, Hd, Dm);
         for (let i = 0; i < N * Dm; i++) next[i] += c.xm[i];
         x = next;
@@ -301,7 +314,10 @@ function decoderCore() {
         // MLP: dx is the gradient of the block's output
         const dh = this.dh, dhg = this.dhg;
         linB(dhg, false, g, w, oOut, dx, c.g, N, Hd, Dm, this.sc);
-        for (let i = 0; i < N * Hd; i++) dh[i] = dhg[i] * geluGrad(c.h[i]);
+        for (let i = 0; i < N * Hd; i++) { // d/dx x Phi(x) = Phi(x) + x phi(x)
+          const x = c.h[i];
+          dh[i] = dhg[i] * (c.phi[i] + x * Math.exp(-0.5 * x * x) * INV_SQRT_2PI);
+        }
         linB(dt, false, g, w, oIn, dh, c.y2, N, Dm, Hd, this.sc);
         lnB(dx, true, dt, c.y2, c.r2, N, Dm);
         // attention
