@@ -833,8 +833,18 @@ function decoderCore() {
       this.buttons.play.textContent = this.playing ? "Pause" : "Play";
       this.status.textContent = this.exact === false ? "this config is not in the run: its own start and batches" : "";
       const s = this.samples[this.samples.length - 1];
-      if (s && this.chars) this.sampleBox.textContent = `step ${s.step}: ` + s.ids.map((i) => this.chars[i]).join("");
+      if (s && this.chars) this.showSample(s.step, s.ids);
       this.drawChart();
+    }
+
+    /** The sample after `step` updates: the prompt (muted), then the model's characters; line breaks as " / ". */
+    showSample(step, ids, promptIds) {
+      const box = this.sampleBox, text = (s) => s.replace(/\n/g, " / ");
+      const prompt = promptIds ? promptIds.map((i) => this.chars[i]).join("") : (this.getAttribute("prompt") ?? "HAMLET\n");
+      box.textContent = "";
+      el("span", { class: "dt-sample-step" }, box, `step ${step}  `);
+      el("span", { class: "dt-prompt" }, box, text(prompt));
+      box.appendChild(document.createTextNode(text(ids.map((i) => this.chars[i]).join(""))));
     }
 
     /** A static state drawn from the Python run the series holds ("finished" or "step=N"). */
@@ -856,7 +866,7 @@ function decoderCore() {
       r.norm.textContent = steps[last] > 0 ? fmt(series.grad_norm[last], 3) : "–";
       r.sps.textContent = "–";
       if (series.sample_ids && this.chars && upto >= this.total) {
-        this.sampleBox.textContent = `step ${this.total}: ` + series.sample_ids.map((i) => this.chars[i]).join("");
+        this.showSample(this.total, series.sample_ids, series.prompt_ids);
       }
       this.status.textContent = `the recorded run (Python, seed ${series.seed ? series.seed[0] : 0}); Play trains it here`;
       this.drawChart();
