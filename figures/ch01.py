@@ -164,3 +164,21 @@ def nan(runs):
     bottom.set_xlabel("step (plain SGD, constant learning rate)")
     bottom.set_xlim(0, right)
     return fig
+
+
+@figure("ch01.trainer", runs=("ch01.trainer",))
+def trainer(runs):
+    """The run the "Train it yourself" slide replays (one seed, Python's fast path): training loss
+    (mean since the previous evaluation) and validation loss every 100 steps."""
+    run = runs["ch01.trainer"]
+    step, val, train = run["step"], run["val_loss"], run["train_loss"]
+    fig, ax = new_figure()
+    ax.plot(step[1:], train[1:], label="training loss (mean of 100 batches)", color=theme.PALETTE[1],
+            linestyle="--")  # fmt: skip
+    ax.plot(step, val, label="validation loss", color=theme.PALETTE[0], marker="o", markersize=4)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats per character)")
+    ax.set_xlim(0, step[-1])
+    ax.set_ylim(2.0, 4.4)
+    ax.legend(loc="upper right")
+    return fig

@@ -203,7 +203,7 @@ def test_quick_runs_every_experiment_and_leaves_results_untouched(project: Proje
 def test_quick_runs_every_registered_experiment_of_this_project(tmp_path: Path) -> None:
     """The real experiments, on a copy of this project (so nothing here is touched)."""
     root = tmp_path / "slidegen"
-    for folder in ("decks", "model", "figures", "results"):
+    for folder in ("decks", "model", "figures", "results", "components"):
         if (REPO / folder).is_dir():
             shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (root / "decks").mkdir(exist_ok=True)

@@ -6,7 +6,9 @@
 - ``ch01.checks``: how the trainer is checked (NumPy reference, finite differences, the fast path);
 - ``ch01.arithmetic``: loss is a proxy: exact-match accuracy on held-out sums against the loss;
 - ``ch01.lr_extremes``: failure shapes, a learning rate far too high and far too low;
-- ``ch01.nan``: the NaN cascade, instrumented stage by stage.
+- ``ch01.nan``: the NaN cascade, instrumented stage by stage;
+- ``ch01.trainer``: what the browser trainer replays (data, one seed's start and batches) and that run in Python;
+- ``ch01.browser``: the browser trainer against the NumPy reference, step for step (needs Chromium).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from model.data import Batches, load_corpus, ngram_loss, sample_batch, val_windo
 from model.decoder import Decoder, ModelConfig, num_params
 from model.experiments.common import exact, first_step_below, measured, progress
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
+from model.export import trainer_series
 from model.optim import Optimizer
 from model.stacked import StackedDecoder, init_stack
 from model.train import TrainConfig, TrainResult, lr_at, train_many
@@ -738,3 +741,109 @@ def _has_inf(values, M: int) -> torch.Tensor:
         for v in values:
             found |= _has_inf(v, M)
     return found
+
+
+# --------------------------------------------------------------------------- the trainer in the browser
+
+
+@dataclass(frozen=True)
+class TrainerRun:
+    """The run deck 01's "Train it yourself" slide replays: the default settings, one seed,
+    evaluated as the component evaluates (every 100 steps on every validation window)."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    prompt: str = "HAMLET\n"
+    sample_length: int = 64
+    temperature: float = 0.8
+
+
+@experiment("ch01.trainer", config=TrainerRun(), seeds=(0,), quick={"train.steps": 30},
+            uses=("model.export",))  # fmt: skip
+def trainer(ctx: RunContext) -> Outcome:
+    """What the browser trainer needs (vocabulary, ids, one seed's initial weights and batch order)
+    and the Python run of that seed, whose curve is the slide's static picture."""
+    cfg: TrainerRun = ctx.config
+    corpus = load_corpus()
+    run = replace(cfg.train, seed=ctx.seeds[0])
+    series: dict = trainer_series(cfg.model, run, corpus)
+    (result,) = train_many(cfg.model, [run], corpus, workers=1, on_eval=progress(ctx, run))
+    model = Decoder(cfg.model)
+    model.load_state_dict(result.state_dict or {})
+    prompt = torch.from_numpy(corpus.vocab.encode(cfg.prompt))[None]
+    sample = model.generate(prompt, cfg.sample_length, cfg.temperature, torch.Generator().manual_seed(run.seed))
+    c = result.curves
+    m = {
+        "ch01.trainer.seed": exact(run.seed, "", "seed of the run the browser trainer replays"),
+        "ch01.trainer.steps": exact(run.steps, "steps", "updates of the browser trainer's run"),
+        "ch01.trainer.eval_every": exact(run.eval_every, "steps", "the browser trainer evaluates this often"),
+        "ch01.trainer.weights": exact(len(series["init_bits"]), "numbers", "initial weights exported to the browser"),
+        "ch01.trainer.starts": exact(len(series["starts"]), "windows", "batch starts exported to the browser"),
+        "ch01.trainer.val_loss.init": exact(c["val_loss"][0], "nats", "validation loss at initialisation (one seed)"),
+        "ch01.trainer.val_loss.final": exact(
+            c["val_loss"][-1], "nats", "validation loss after the run, Python fast path (one seed)"
+        ),
+    }
+    series |= {name: c[name] for name in ("step", "val_loss", "train_loss", "lr", "grad_norm")}
+    series["sample_ids"] = sample[0, prompt.shape[1] :].tolist()
+    series["prompt_ids"] = prompt[0].tolist()
+    return Outcome(measurements=m, series=series)
+
+
+@dataclass(frozen=True)
+class BrowserCheck:
+    check_steps: int = 50  # updates compared with the NumPy reference, weight by weight
+    full: bool = True  # also train the whole run in the browser and compare its validation curve
+    browser: bool = True  # whether a missing Chromium is an error (quick mode skips the browser part)
+
+
+@experiment("ch01.browser", config=BrowserCheck(), seeds=(0,),
+            quick={"check_steps": 3, "full": False, "browser": False},
+            uses=("components/decoder-trainer.js", "model.browser", "model.export"))  # fmt: skip
+def browser_check(ctx: RunContext) -> Outcome:
+    """The browser trainer (float64 JavaScript in headless Chromium) against the NumPy reference, step for
+    step, and its whole run against the Python run. Needs Chromium; a quick run without it skips the browser."""
+    from model import browser
+
+    cfg: BrowserCheck = ctx.config
+    t = TrainerRun()
+    corpus = load_corpus()
+    run = replace(t.train, seed=ctx.seeds[0])  # the first check_steps updates of the default run
+    series: dict = trainer_series(t.model, run, corpus)
+    m = {"ch01.browser.check_steps": exact(cfg.check_steps, "steps", "updates compared weight by weight")}
+    try:
+        browser.require_browser()
+    except browser.BrowserMissing as error:
+        if cfg.browser:
+            raise
+        m["ch01.browser.skipped"] = exact(1, "", f"browser part skipped in this quick run: {error}")
+        return Outcome(measurements=m)
+    ref_losses, ref_weights = browser.reference_steps(series, cfg.check_steps)
+    ctx.report_progress(0.2, "Chromium")
+    element = '<decoder-trainer run="ch01.trainer" alt="the browser trainer"></decoder-trainer>'
+    with browser.trainer_page({"series": series}, element=element) as page:
+        losses, weights = browser.browser_steps(page, cfg.check_steps)
+        ctx.report_progress(0.3, "the whole run")
+        full = browser.full_run(page) if cfg.full else None
+    m |= {
+        "ch01.browser.max_loss_diff": exact(
+            float(np.abs(losses - ref_losses).max()), "nats", "largest |loss difference|, browser vs NumPy reference", 2
+        ),
+        "ch01.browser.max_weight_diff": exact(
+            float(np.abs(weights - ref_weights).max()), "", "largest |weight difference| after any compared step", 2
+        ),
+    }
+    out: dict = {"check_loss_diff": np.abs(losses - ref_losses)}
+    if full is not None:
+        (result,) = train_many(t.model, [run], corpus, workers=1)
+        py = np.array(result.curves["val_loss"])
+        js = np.array([v for _, v in full["evals"]])
+        if len(js) != len(py):
+            raise AssertionError(f"the browser evaluated {len(js)} times, Python {len(py)}")
+        m["ch01.browser.max_val_diff"] = exact(
+            float(np.abs(js - py).max()), "nats",
+            "largest |validation loss difference| at any evaluation, browser (float64) vs Python (float32) run", 2,
+        )  # fmt: skip
+        m["ch01.browser.val_loss.final"] = exact(js[-1], "nats", "the browser run's final validation loss (one seed)")
+        out |= {"step": [s for s, _ in full["evals"]], "browser_val_loss": js, "python_val_loss": py}
+    return Outcome(measurements=m, series=out)
