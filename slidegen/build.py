@@ -237,7 +237,8 @@ def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, compo
             decks.append(every.deck(path))
         except SlidegenError:
             continue  # reported when the deck is built
-    return snapshot.build_pictures(decks, found, project.build_dir / "cache" / "pictures", renderer)
+    return snapshot.build_pictures(decks, found, project.build_dir / "cache" / "pictures", renderer,
+                                   project.runs_dir)
 
 
 def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, index: DeckIndex,

@@ -62,6 +62,8 @@ class Job:
     line: int
     component: Component | None = None
     tag: str = ""
+    run: tuple[str, Path] | None = None
+    """The run record the element reads (``run="ID"``): its id and ``results/runs/ID.json``."""
 
     @cached_property
     def digest(self) -> str:
@@ -69,6 +71,8 @@ class Job:
         h = hashlib.sha256(f"{FORMAT}\0{self.kind}\0{SCALE}\0{BODY_WIDTH_PX}\0".encode())
         h.update(self.component.code() if self.component else mermaid.version().encode())
         h.update(b"\0" + self.body.encode() + b"\0" + theme_css().encode())
+        if self.run is not None and self.run[1].is_file():
+            h.update(b"\0" + self.run[1].read_bytes())
         return h.hexdigest()[:24]
 
     @property
@@ -81,9 +85,12 @@ def _new_page(chromium: Browser) -> Page:
     return chromium.new_page(viewport={"width": theme.WIDTH_PX, "height": theme.HEIGHT_PX}, device_scale_factor=SCALE)
 
 
-def component_job(instance: Instance, component: Component, path: str) -> Job:
-    """The picture of one instance (with ``print-state`` the element draws that state)."""
-    return Job(instance.key, "component", instance.element, path, instance.line, component, instance.tag)
+def component_job(instance: Instance, component: Component, path: str, runs_dir: Path | None = None) -> Job:
+    """The picture of one instance (with ``print-state`` the element draws that state; with ``run="ID"``
+    the page holds that run's record, as the HTML deck does)."""
+    run = instance.attr("run")
+    record = (run, runs_dir / f"{run}.json") if run and runs_dir is not None else None
+    return Job(instance.key, "component", instance.element, path, instance.line, component, instance.tag, record)
 
 
 def diagram_job(key: str, code: str, path: str, line: int) -> Job:
@@ -220,7 +227,11 @@ def _page(job: Job) -> str:
     if job.component.css:
         head.append(f'<link rel="stylesheet" href="{job.component.css.as_uri()}">')
     body = f'<div class="reveal" id="stage">{job.body}</div>'
-    return _html(head, body, f'<script src="{job.component.script.as_uri()}"></script>')
+    script = f'<script src="{job.component.script.as_uri()}"></script>'
+    if job.run is not None and job.run[1].is_file():
+        record = job.run[1].read_text(encoding="utf-8").strip().replace("</", "<\\/")
+        script = (f"<script>window.SLIDEGEN_RUNS = {{{json.dumps(job.run[0])}: {record}}};</script>\n" + script)
+    return _html(head, body, script)
 
 
 def _html(head: Sequence[str], body: str, script: str) -> str:
@@ -272,23 +283,24 @@ class DeckPictures:
     problems: list[Diagnostic]
 
 
-def deck_jobs(deck: Deck, found: Mapping[str, Component]) -> list[Job]:
+def deck_jobs(deck: Deck, found: Mapping[str, Component], runs_dir: Path | None = None) -> list[Job]:
     """The pictures ``deck`` needs: one per component instance of a known tag, one per Mermaid diagram."""
     where = display_path(deck.path)
     tags = comp.by_tag(found)
-    jobs = [component_job(i, tags[i.tag], where) for i in comp.instances(deck) if i.tag in tags]
+    jobs = [component_job(i, tags[i.tag], where, runs_dir) for i in comp.instances(deck) if i.tag in tags]
     jobs += [diagram_job(comp.diagram_key(b.code), b.code, where, b.line) for b, _ in comp.diagrams(deck)]
     return jobs
 
 
 def build_pictures(decks: Sequence[Deck], found: Mapping[str, Component], cache_dir: Path,
-                   render_figure: Callable[[str], tuple[Path, Path]] | None = None) -> dict[Path, DeckPictures]:
+                   render_figure: Callable[[str], tuple[Path, Path]] | None = None,
+                   runs_dir: Path | None = None) -> dict[Path, DeckPictures]:
     """Every picture of every deck, drawn with one Chromium (none when all are cached), by deck path.
 
     Without Chromium, an instance with ``fallback="fig:NAME"`` gets that figure (drawn by
     ``render_figure``); any other picture not in the cache is an error saying what to install.
     """
-    jobs = {deck.path: deck_jobs(deck, found) for deck in decks}
+    jobs = {deck.path: deck_jobs(deck, found, runs_dir) for deck in decks}
     pictures = Pictures(cache_dir)
     drawn: dict[str, Path] = {}
     problems: list[Diagnostic] = []

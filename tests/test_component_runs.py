@@ -78,3 +78,22 @@ def test_a_run_without_a_record_is_an_error_at_its_line(tmp_path: Path, monkeypa
     code, out = run(root, ["build", "--to", "html"], monkeypatch)
     assert code == 1 and f"01-r.md:3:1: error: {message}" in out
     assert not (root / "build" / "html" / "01-r.html").exists()
+
+
+def test_the_powerpoint_picture_is_drawn_with_the_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The component throws without its record (``record.series`` of undefined), which would be a located
+    build error: a built picture shows the page held the record."""
+    needs.chromium()
+    root = make(tmp_path)
+    code, out = run(root, ["build", "--to", "pptx"], monkeypatch)
+    assert code == 0, out
+    from pptx import Presentation
+
+    slide = Presentation(str(root / "build" / "pptx" / "01-r.pptx")).slides[0]
+    assert any(shape.shape_type == 13 for shape in slide.shapes)  # a picture
+    cached = list((root / "build" / "cache" / "pictures").glob("*.png"))
+    record = root / "results" / "runs" / "ch90.demo.json"
+    record.write_text(json.dumps({**RECORD, "series": {"step": [0], "loss": [1.0]}}), encoding="utf-8")
+    code, out = run(root, ["build", "--to", "pptx"], monkeypatch)
+    assert code == 0, out
+    assert len(list((root / "build" / "cache" / "pictures").glob("*.png"))) == len(cached) + 1  # redrawn
