@@ -128,8 +128,10 @@ def check_decks(
             bound.append(deck)
             diagnostics += output_problems(deck, root)  # what the writers would stop on
         diagnostics += components.deck_problems(deck, found, rel)
-        diagnostics += [Diagnostic(rel, line, 1, problem) for run, line in components.run_refs(deck)
-                        if (problem := components.run_problem(run, root / "results" / "runs"))]
+        runs_dir = root / "results" / "runs"
+        diagnostics += [Diagnostic(rel, line, 1, f"component data: {problem}")
+                        for run, line in components.run_refs(deck)
+                        if (problem := components.run_problem(run, runs_dir))]
         diagnostics += _check_links(rel, deck, deck_files, index, shown)
         diagnostics += key_warnings(rel, deck)
         if figure_names is not None:

@@ -74,7 +74,7 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root:
     for run, line in run_refs(deck):
         problem = run_problem(run, runs_dir)
         if problem:
-            raise SlidegenError(deck.path, line, 1, problem)
+            raise SlidegenError(deck.path, line, 1, f"component data: {problem}")
         media.runs[run] = runs_dir / f"{run}.json"
     return media
 

@@ -343,6 +343,9 @@ CASES = {
     "does not hold a": ("![x](img/x.png)", {"img/x.png": b"not a picture"}),
     "cannot convert this LaTeX to an equation": ("$$\n\\notacommand{x}\n$$", {}),
     "unknown figure": ("![x](fig:ch01.nothing)", {}),
+    "component data: ": ('<run-reader run="ch90.none" alt="x"></run-reader>',
+                         {"../components/run-reader.js": b'customElements.define("run-reader", '
+                                                         b"class extends HTMLElement {});\n"}),
 }
 #: Raised by the writers and media but not reachable for a deck through `slidegen build`, and why.
 UNREACHABLE = {

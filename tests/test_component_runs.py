@@ -74,9 +74,9 @@ def test_a_run_without_a_record_is_an_error_at_its_line(tmp_path: Path, monkeypa
                                                         written: str, message: str):
     root = make(tmp_path, written)
     code, out = run(root, ["check"], monkeypatch)
-    assert code == 1 and f"decks/01-r.md:3:1: error: {message}" in out
+    assert code == 1 and f"decks/01-r.md:3:1: error: component data: {message}" in out
     code, out = run(root, ["build", "--to", "html"], monkeypatch)
-    assert code == 1 and f"01-r.md:3:1: error: {message}" in out
+    assert code == 1 and f"01-r.md:3:1: error: component data: {message}" in out
     assert not (root / "build" / "html" / "01-r.html").exists()
 
 
