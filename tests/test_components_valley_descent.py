@@ -1,4 +1,4 @@
-"""components/narrow-valley.js in a blank Chromium page: its trajectories and step counts equal
+"""components/valley-descent.js in a blank Chromium page: its trajectories and step counts equal
 model/valley.py's within 1e-12, it renders its first state synchronously, honours print-state,
 and its controls and keys work without letting reveal.js see the keys it uses."""
 
@@ -15,8 +15,8 @@ from slidegen.pdf import CHROMIUM_ARGS
 from tests import needs
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "components" / "narrow-valley.js"
-STYLE = ROOT / "components" / "narrow-valley.css"
+SCRIPT = ROOT / "components" / "valley-descent.js"
+STYLE = ROOT / "components" / "valley-descent.css"
 
 CASES = [  # kind, valley (kappa, angle), settings, steps
     ("sgd", (100.0, 0.0), {"lr": 1.8}, 300),
@@ -55,7 +55,7 @@ def _settings(kind: str, s: dict) -> vl.Settings:
 @pytest.mark.parametrize("kind, valley, settings, steps", CASES)
 def test_trajectories_equal_the_python_valleys(page, kind, valley, settings, steps):
     cfg = {"kappa": valley[0], "angle": valley[1], **settings}
-    js = page.evaluate("([k, c, n]) => customElements.get('narrow-valley').trajectory(k, c, n)", [kind, cfg, steps])
+    js = page.evaluate("([k, c, n]) => customElements.get('valley-descent').trajectory(k, c, n)", [kind, cfg, steps])
     py = vl.trajectory(vl.Valley(*valley), _settings(kind, settings), steps)
     js = np.array(js, dtype=float)
     assert js.shape == py.shape
@@ -70,7 +70,7 @@ def test_trajectories_equal_the_python_valleys(page, kind, valley, settings, ste
 def test_steps_to_tolerance_equal_the_python_count(page, kind, valley, settings, steps):
     cfg = {"kappa": valley[0], "angle": valley[1], **settings}
     n = page.evaluate(
-        "([k, c]) => customElements.get('narrow-valley').stepsToTolerance(k, c, 1e-6, 100000)", [kind, cfg]
+        "([k, c]) => customElements.get('valley-descent').stepsToTolerance(k, c, 1e-6, 100000)", [kind, cfg]
     )
     want = float(vl.steps_to_tolerance(vl.Valley(*valley), _settings(kind, settings), 1e-6, 100000))
     assert (n is None and math.isnan(want)) or n == want
@@ -79,7 +79,7 @@ def test_steps_to_tolerance_equal_the_python_count(page, kind, valley, settings,
 def test_it_renders_synchronously_and_print_state_shows_that_step(page):
     state = page.evaluate(
         """() => {
-        const e = document.createElement('narrow-valley');
+        const e = document.createElement('valley-descent');
         e.setAttribute('kappa', '100'); e.setAttribute('alt', 'a valley'); e.setAttribute('print-state', 'step=40');
         document.body.appendChild(e);
         const out = {step: e.querySelector('.nv-step').textContent,
@@ -99,7 +99,7 @@ def test_it_renders_synchronously_and_print_state_shows_that_step(page):
 def test_controls_step_reset_and_change_kappa_and_its_keys_do_not_reach_the_page(page):
     got = page.evaluate(
         """() => {
-        const e = document.createElement('narrow-valley');
+        const e = document.createElement('valley-descent');
         e.setAttribute('alt', 'a valley');
         document.body.appendChild(e);
         let leaked = 0;

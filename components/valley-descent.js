@@ -1,6 +1,6 @@
-// <narrow-valley>: SGD, momentum and Adam stepped (or played) on a two-dimensional quadratic
+// <valley-descent>: SGD, momentum and Adam stepped (or played) on a two-dimensional quadratic
 // whose condition number the audience sets. The arithmetic is model/valley.py's, operation for
-// operation in float64 (tests/test_components_narrow_valley.py compares the two within 1e-12):
+// operation in float64 (tests/test_components_valley_descent.py compares the two within 1e-12):
 //
 //   f(x) = 1/2 x^T H x,  H = R diag(1/kappa, 1) R^T,  R the rotation by `angle` degrees,
 //   x0 = R (-0.8 sqrt(kappa), 0.6), so f(x0) = 1/2.
@@ -120,7 +120,7 @@
     return node;
   }
 
-  customElements.define("narrow-valley", class extends HTMLElement {
+  customElements.define("valley-descent", class extends HTMLElement {
     static get observedAttributes() {
       return [...Object.keys(DEFAULTS), "print-state", "alt"];
     }

@@ -1,4 +1,4 @@
-"""components/bpe-live.js in a blank Chromium page: its merges (in order, with their
+"""components/bpe-merges.js in a blank Chromium page: its merges (in order, with their
 counts) and its segmentations equal model/bpe.py's, ties included; its controls step."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from slidegen.pdf import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 
-SCRIPT = Path(__file__).parents[1] / "components" / "bpe-live.js"
+SCRIPT = Path(__file__).parents[1] / "components" / "bpe-merges.js"
 STYLE = SCRIPT.with_suffix(".css")
 
 TEXTS = [
@@ -62,7 +62,7 @@ def page():
 @pytest.mark.parametrize("text", TEXTS)
 def test_merges_and_counts_equal_bpe_py(page, text):
     want = train_bpe(text, 40)
-    got = page.evaluate("([t, n]) => customElements.get('bpe-live').train(t, n)", [text, 40])
+    got = page.evaluate("([t, n]) => customElements.get('bpe-merges').train(t, n)", [text, 40])
     assert [(m["a"], m["b"]) for m in got] == want
     assert [m["count"] for m in got] == counts_when_chosen(text, want)
 
@@ -71,7 +71,7 @@ def test_merges_and_counts_equal_bpe_py(page, text):
 def test_segmentations_equal_bpe_py_at_every_step(page, text):
     merges = train_bpe(text, 25)
     got = page.evaluate(
-        """([t, merges]) => { const E = customElements.get('bpe-live');
+        """([t, merges]) => { const E = customElements.get('bpe-merges');
              return merges.map((_, k) => E.encode(t, merges.slice(0, k + 1))).concat([E.encode(t, [])]); }""",
         [text, [list(m) for m in merges]],
     )
@@ -81,40 +81,40 @@ def test_segmentations_equal_bpe_py_at_every_step(page, text):
 
 def test_chunks_equal_bpe_py(page):
     text = TEXTS[5] + " x\x1cy\u00a0z\ufeffw"
-    assert page.evaluate("t => customElements.get('bpe-live').chunks(t)", text) == chunks(text)
+    assert page.evaluate("t => customElements.get('bpe-merges').chunks(t)", text) == chunks(text)
 
 
 def test_on_the_book_it_learns_the_same_first_merges(page):
     from model.data import load_text
 
     text = load_text()[:20000]
-    got = page.evaluate("([t, n]) => customElements.get('bpe-live').train(t, n)", [text, 30])
+    got = page.evaluate("([t, n]) => customElements.get('bpe-merges').train(t, n)", [text, 30])
     assert [(m["a"], m["b"]) for m in got] == train_bpe(text, 30)
 
 
 def _mount(page, attrs: str) -> None:
-    page.evaluate("html => { document.body.innerHTML = html; }", f"<bpe-live {attrs}></bpe-live>")
+    page.evaluate("html => { document.body.innerHTML = html; }", f"<bpe-merges {attrs}></bpe-merges>")
 
 
 def test_the_controls_and_keys_step_and_stop_propagation(page):
     text = TEXTS[1]
     _mount(page, f'text="{text}" merges="5" alt="BPE"')
     merges = train_bpe(text, 5)
-    tokens = lambda: page.eval_on_selector_all("bpe-live .bpe-tok", "els => els.map(e => e.textContent)")  # noqa: E731
+    tokens = lambda: page.eval_on_selector_all("bpe-merges .bpe-tok", "els => els.map(e => e.textContent)")  # noqa: E731
     shown = lambda toks: [t.replace(" ", "\u00b7") for t in toks]  # noqa: E731
     assert tokens() == shown(encode(text, []))  # rendered at once, no merge yet
-    page.click("bpe-live .bpe-btn:has-text('step')")
-    page.click("bpe-live .bpe-btn:has-text('step')")
+    page.click("bpe-merges .bpe-btn:has-text('step')")
+    page.click("bpe-merges .bpe-btn:has-text('step')")
     assert tokens() == shown(encode(text, merges[:2]))
-    status = page.text_content("bpe-live .bpe-status")
+    status = page.text_content("bpe-merges .bpe-status")
     assert "merge 2 of 5" in status and str(counts_when_chosen(text, merges)[1]) in status
     page.evaluate("() => { window.leaked = 0; document.addEventListener('keydown', () => window.leaked++); }")
-    page.focus("bpe-live .bpe-root")
+    page.focus("bpe-merges .bpe-root")
     page.keyboard.press("ArrowLeft")
     assert tokens() == shown(encode(text, merges[:1]))
     page.keyboard.press("End")
     assert tokens() == shown(encode(text, merges))
-    page.focus("bpe-live .bpe-input")
+    page.focus("bpe-merges .bpe-input")
     page.keyboard.type("ab")
     assert page.evaluate("() => window.leaked") == 0  # reveal.js never sees these keys
 
@@ -123,13 +123,13 @@ def test_print_state_and_attribute_changes(page):
     text = TEXTS[0]
     _mount(page, f'text="{text}" merges="12" print-state="step=7" alt="BPE"')
     merges = train_bpe(text, 12)
-    got = page.eval_on_selector_all("bpe-live .bpe-tok", "els => els.map(e => e.textContent)")
+    got = page.eval_on_selector_all("bpe-merges .bpe-tok", "els => els.map(e => e.textContent)")
     assert got == [t.replace(" ", "\u00b7").replace("\n", "\u21b5") for t in encode(text, merges[:7])]
-    assert page.eval_on_selector_all("bpe-live .bpe-merge", "els => els.length") == 6  # the latest six
-    assert page.eval_on_selector("bpe-live .bpe-list", "e => e.start") == 2
-    last = page.text_content("bpe-live .bpe-current")
+    assert page.eval_on_selector_all("bpe-merges .bpe-merge", "els => els.length") == 6  # the latest six
+    assert page.eval_on_selector("bpe-merges .bpe-list", "e => e.start") == 2
+    last = page.text_content("bpe-merges .bpe-current")
     assert last.startswith(f"{merges[6][0].replace(' ', chr(183))} + {merges[6][1].replace(' ', chr(183))}")
-    page.evaluate("() => document.querySelector('bpe-live').setAttribute('text', 'abab abab ba ba')")
-    got = page.eval_on_selector_all("bpe-live .bpe-tok", "els => els.map(e => e.textContent)")
+    page.evaluate("() => document.querySelector('bpe-merges').setAttribute('text', 'abab abab ba ba')")
+    got = page.eval_on_selector_all("bpe-merges .bpe-tok", "els => els.map(e => e.textContent)")
     merges = train_bpe("abab abab ba ba", 12)
     assert got == [t.replace(" ", "\u00b7") for t in encode("abab abab ba ba", merges[: min(7, len(merges))])]

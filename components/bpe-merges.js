@@ -1,12 +1,12 @@
-// <bpe-live>: byte-pair encoding learnt live, one merge at a time.
+// <bpe-merges>: byte-pair encoding learnt live, one merge at a time.
 //
-//   <bpe-live text="To be, or not to be" merges="20" print-state="step=6" alt="..."></bpe-live>
+//   <bpe-merges text="To be, or not to be" merges="20" print-state="step=6" alt="..."></bpe-merges>
 //
 // The audience picks or types a text and steps through the merges: each step shows
 // the pair merged, how often it occurred, the vocabulary and the text's segmentation.
 // The computation is model/bpe.py's, exposed as static methods so a test can compare:
-//   customElements.get("bpe-live").train(text, n)    -> [{a, b, count}, ...]
-//   customElements.get("bpe-live").encode(text, merges) -> ["To", " be", ...]
+//   customElements.get("bpe-merges").train(text, n)    -> [{a, b, count}, ...]
+//   customElements.get("bpe-merges").encode(text, merges) -> ["To", " be", ...]
 // Chunks as in bpe.py (a word with its leading space, punctuation with its leading
 // space, or a run of whitespace); the most frequent adjacent pair is merged; ties go
 // to the smallest pair in code-point order.
@@ -53,7 +53,7 @@
     return token.replace(/ /g, "\u00b7").replace(/\n/g, "\u21b5").replace(/\t/g, "\u21e5");
   }
 
-  class BpeLive extends HTMLElement {
+  class BpeMerges extends HTMLElement {
     static get observedAttributes() {
       return ["text", "merges", "print-state"];
     }
@@ -69,7 +69,7 @@
     // `n` merges in the order learnt, each with its count when chosen (fewer if the pairs run out)
     static train(text, n) {
       const freq = new Map();
-      for (const c of BpeLive.chunks(text)) freq.set(c, (freq.get(c) || 0) + 1);
+      for (const c of BpeMerges.chunks(text)) freq.set(c, (freq.get(c) || 0) + 1);
       let words = [...freq.keys()].map((w) => Array.from(w));
       const counts = [...freq.values()];
       const merges = [];
@@ -110,7 +110,7 @@
       const none = rank.size;
       const cache = new Map();
       const tokens = [];
-      for (const chunk of BpeLive.chunks(text)) {
+      for (const chunk of BpeMerges.chunks(text)) {
         if (!cache.has(chunk)) {
           let w = Array.from(chunk);
           while (w.length > 1) {
@@ -169,7 +169,7 @@
 
     load(text) {
       this.text = text;
-      this.merges = BpeLive.train(text, this.maxMerges());
+      this.merges = BpeMerges.train(text, this.maxMerges());
       this.step = Math.min(this.step, this.merges.length);
       if (this.input && this.input.value !== text) this.input.value = text;
       if (this.select) {
@@ -272,7 +272,7 @@
       if (!this.built) return;
       const k = this.step;
       const merges = this.merges.slice(0, k);
-      const tokens = BpeLive.encode(this.text, merges);
+      const tokens = BpeMerges.encode(this.text, merges);
       const chars = Array.from(this.text).length;
       const base = new Set(Array.from(this.text)).size;
       const last = k > 0 ? this.merges[k - 1] : null;
@@ -314,5 +314,5 @@
     }
   }
 
-  customElements.define("bpe-live", BpeLive);
+  customElements.define("bpe-merges", BpeMerges);
 })();
