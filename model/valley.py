@@ -13,8 +13,8 @@ flat direction. The optimisers are those of model/optim.py, written for two coor
               x <- x - lr (m / c1) / (sqrt(v / c2) + eps),  c_i = 1 - b_i^t  (Kingma & Ba, Alg. 1)
 
 with b_i^t kept as a running product, so that the live slide's JavaScript
-(components/narrow-valley.js) does exactly the same float64 operations in the same order
-(tests/test_components_narrow_valley.py holds the two within 1e-12). Every function takes
+(components/valley-descent.js) does exactly the same float64 operations in the same order
+(tests/test_components_valley_descent.py holds the two within 1e-12). Every function takes
 arrays of settings (one run per element) and steps them all at once.
 """
 

@@ -63,7 +63,7 @@ def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> 
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("request", lambda r: None if r.url.split(":", 1)[0] in ("file", "data")
+        page.on("request", lambda r: None if r.url.split(":", 1)[0] in ("file", "data", "blob")
                 else problems.append(f"request: {r.url}"))
         for path in DECKS:
             page.goto((built / "html" / f"{path.stem}.html").as_uri())

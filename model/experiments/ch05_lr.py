@@ -520,6 +520,7 @@ def batch(ctx: RunContext) -> Outcome:
     breaks = None
     for r in rows:
         B, i = r["batch"], r["best"]
+        m[f"ch05.batch.b{B}.size"] = exact(B, "windows", f"batch size of the batch-{B} runs")
         m[f"ch05.batch.b{B}.steps"] = exact(r["steps"], "steps", f"steps of the batch-{B} runs")
         m[f"ch05.batch.b{B}.lr"] = exact(r["rates"][i], "", f"batch {B}: its own best rate", 1)
         m[f"ch05.batch.b{B}.final"] = measured(r["final"][i], "nats", f"batch {B} at its best rate: final loss", 3)
