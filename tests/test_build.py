@@ -151,6 +151,8 @@ def test_real_project_passes_strict_check_and_a_copy_with_a_missing_key_fails(
         shutil.copytree(ROOT / "model", copy / "model", ignore=shutil.ignore_patterns("__pycache__"))
     if (ROOT / "figures").is_dir():
         shutil.copytree(ROOT / "figures", copy / "figures", ignore=shutil.ignore_patterns("__pycache__"))
+    if (ROOT / "components").is_dir():  # ch01.browser's fingerprint covers a component's script
+        shutil.copytree(ROOT / "components", copy / "components")
     (copy / "decks" / "99-broken.md").write_text("# Broken\n\nThe loss is {{ ch01.no_such_key }}.\n", encoding="utf-8")
     monkeypatch.chdir(copy)
     capsys.readouterr()
