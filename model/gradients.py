@@ -62,8 +62,11 @@ def noise_scale(g: torch.Tensor) -> NoiseScale:
     if n < 2:
         raise ValueError(f"need at least two per-example gradients, got {n}")
     # #region noise-scale
-    mean = g.mean(dim=0)  # ḡ: the batch gradient of N windows
-    trace = float((g - mean).square().sum()) / (n - 1)  # tr(Σ): summed variance of one window's gradient
-    grad_sq = float(mean.square().sum()) - trace / n  # |G|²: |ḡ|² less the noise it carries
+    # ḡ: the batch gradient of N windows
+    mean = g.mean(dim=0)
+    # tr(Σ): the summed variance of one window's gradient
+    trace = float((g - mean).square().sum()) / (n - 1)
+    # |G|²: |ḡ|² less the noise it carries
+    grad_sq = float(mean.square().sum()) - trace / n
     # #endregion noise-scale
     return NoiseScale(trace_sigma=trace, grad_sq=grad_sq, n=n)

@@ -22,7 +22,7 @@ import torch
 from model import valley as vl
 from model.data import Corpus, load_corpus
 from model.decoder import Decoder, ModelConfig, num_params
-from model.experiments.common import exact, measured, progress
+from model.experiments.common import exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.optim import OPTIMIZERS, Optimizer
 from model.stacked import init_stack
@@ -214,14 +214,6 @@ def bias(ctx: RunContext) -> Outcome:
     the first few hundred steps, at a constant learning rate with no warmup and with the
     default run's warmup, on the same seeds."""
 
-    def spread(values, unit: str, what: str) -> Measurement:
-        """mean ± sd over seeds, with as many digits as put the sd's first significant one on show."""
-        a = np.asarray(values, dtype=np.float64)
-        sd = float(a.std(ddof=1))
-        places = max(0, -math.floor(math.log10(sd))) if sd > 0 else 3
-        lead = math.floor(math.log10(abs(float(a.mean())))) + 1 if a.mean() != 0 else 1
-        return measured(a, unit, what, max(2, lead + places))
-
     c: Bias = ctx.config
     corpus = load_corpus()
     settings = {
@@ -317,14 +309,6 @@ class Decay:
 def decay(ctx: RunContext) -> Outcome:
     """AdamW against Adam with L2 decay at weight decays 0, 0.1 and 0.3, each swept over the
     learning rates and shown at its own best: final validation loss and the weights' norm."""
-
-    def spread(values, unit: str, what: str) -> Measurement:
-        """mean ± sd over seeds, with as many digits as put the sd's first significant one on show."""
-        a = np.asarray(values, dtype=np.float64)
-        sd = float(a.std(ddof=1))
-        places = max(0, -math.floor(math.log10(sd))) if sd > 0 else 3
-        lead = math.floor(math.log10(abs(float(a.mean())))) + 1 if a.mean() != 0 else 1
-        return measured(a, unit, what, max(2, lead + places))
 
     c: Decay = ctx.config
     corpus = load_corpus()

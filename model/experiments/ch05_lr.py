@@ -98,9 +98,12 @@ def critical_batch(batches: Sequence[float], steps: Sequence[float]) -> tuple[fl
 def normalised_step_rms(exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, t: int, betas, eps: float) -> torch.Tensor:
     """Root mean square of Adam's step before the learning rate, m̂ / (√v̂ + eps), per model (M,)."""
     # #region adam-step
-    m_hat = exp_avg.double() / (1 - betas[0] ** t)  # the gradient's running mean, bias-corrected
-    v_hat = exp_avg_sq.double() / (1 - betas[1] ** t)  # its running mean square: after t updates, t samples
-    step = m_hat / (v_hat.sqrt() + eps)  # what AdamW multiplies by the learning rate
+    # the gradient's running mean, bias-corrected
+    m_hat = exp_avg.double() / (1 - betas[0] ** t)
+    # its running mean square: after t updates, t samples
+    v_hat = exp_avg_sq.double() / (1 - betas[1] ** t)
+    # what AdamW multiplies by the learning rate
+    step = m_hat / (v_hat.sqrt() + eps)
     # #endregion adam-step
     return step.square().mean(dim=1).sqrt()
 

@@ -23,6 +23,15 @@ def measured(values, unit: str, what: str, digits: int = 4) -> Measurement:
     return Measurement(mean, sd, n, unit, what, digits)
 
 
+def spread(values, unit: str, what: str) -> Measurement:
+    """mean ± sd over seeds, with as many digits as put the sd's first significant one on show."""
+    a = np.asarray(values, dtype=np.float64)
+    sd = float(a.std(ddof=1))
+    places = max(0, -math.floor(math.log10(sd))) if sd > 0 else 3
+    lead = math.floor(math.log10(abs(float(a.mean())))) + 1 if a.mean() != 0 else 1
+    return measured(a, unit, what, max(2, lead + places))
+
+
 def exact(value: float, unit: str, what: str, digits: int | None = None) -> Measurement:
     """A number that does not vary across seeds (a count, a setting, a closed form).
 
