@@ -41,6 +41,7 @@ fuzz: setup
 bench: setup
 	$(BIN)/python benchmarks/build_speed.py
 	$(BIN)/python benchmarks/train_speed.py
+	$(BIN)/python benchmarks/bench_browser_trainer.py
 
 clean:
 	rm -rf build
