@@ -198,6 +198,7 @@ class _Binder:
     """One pass over a deck's tree, binding references and reporting each problem once."""
 
     def __init__(self, deck: Deck, results: Results) -> None:
+        self.deck = deck
         self.path = display_path(deck.path)
         self.results = results
         self.diagnostics: list[Diagnostic] = []
@@ -304,6 +305,7 @@ class _Binder:
         return fm, refs
 
     def slide(self, slide: Slide) -> Slide:
+        self.path = display_path(self.deck.slide_path(slide))  # an imported slide's problems name its file
         frontmatter, frontmatter_refs = self.frontmatter(slide)
         # the title heading is one of the blocks, and the notes' references are those of notes_blocks:
         # bound again without reporting, so each problem is reported once
