@@ -14,9 +14,11 @@ is shown faded (:data:`PICTURE_OPACITY` over the theme's white), which keeps the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import theme
+from .deck import Slide
+from .layouts import Layout, Tone, layout
 
 #: How opaque a background picture is drawn over the theme's background.
 PICTURE_OPACITY = 0.25
@@ -106,3 +108,30 @@ def text_on(color: str) -> str:
         if contrast(text, color) >= AA:
             return text
     return max(("#000000", "#ffffff"), key=lambda text: contrast(text, color))
+
+
+def of_slide(slide: Slide) -> Background | None:
+    """The slide's checked ``background:`` (the parser rejects a bad one; here it reads as none)."""
+    try:
+        return parse(slide.frontmatter.get("background"))
+    except BackgroundProblem:
+        return None
+
+
+def slide_layout(slide: Slide, dark_schema: bool = False) -> Layout:
+    """The slide's layout as its writers draw it: a background colour sets its tone (light text on a dark
+    colour), and so does ``colorSchema: dark`` (every slide dark) otherwise."""
+    spec = layout(slide.layout)
+    found = of_slide(slide)
+    if found is not None and found.color is not None:
+        tone: Tone = "dark" if found.dark else "light"
+    elif dark_schema:
+        tone = "dark"
+    else:
+        return spec
+    return spec if spec.tone == tone else replace(spec, tone=tone)
+
+
+def base_color(spec: Layout) -> str:
+    """The colour a slide of ``spec``'s tone is painted (under a faded picture, the colour it fades to)."""
+    return theme.ACCENT_DARK_BG if spec.dark else theme.BACKGROUND

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .background import of_slide
 from .components import run_problem, run_refs
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
 from .errors import Diagnostic, SlidegenError
@@ -49,6 +50,9 @@ def image_sites(deck: Deck) -> Iterator[tuple[str, int, Path]]:
         image = slide.frontmatter.get("image")
         if isinstance(image, str) and image:
             yield image, slide.line, where
+        found = of_slide(slide)
+        if found is not None and found.image:
+            yield found.image, slide.frontmatter_at.get("background", (slide.line, 1))[0], where
         for blocks in (slide_blocks(slide), slide.notes_blocks):
             for block in walk_blocks(blocks):
                 if isinstance(block, Figure):
