@@ -82,7 +82,7 @@ def css_color(text: str) -> str | None:
         from matplotlib.colors import CSS4_COLORS  # CSS's 148 colour names; loaded only for a name
 
         found = CSS4_COLORS.get(text.lower())
-        return found.lower() if found else None
+        return str(found).lower() if found else None
     return None
 
 

@@ -152,7 +152,8 @@ def families(value: object) -> list[str]:
 def deck_settings(headmatter: dict[str, Any]) -> Settings:
     """The settings ``headmatter`` gives (values :func:`problems` rejects keep the defaults)."""
     width = headmatter.get("canvasWidth")
-    fonts = headmatter.get("fonts") if isinstance(headmatter.get("fonts"), dict) else {}
+    given = headmatter.get("fonts")
+    fonts: dict[str, Any] = given if isinstance(given, dict) else {}
     schema = headmatter.get("colorSchema")
     template = headmatter.get("titleTemplate")
     numbers = headmatter.get("lineNumbers")
