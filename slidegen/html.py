@@ -576,7 +576,7 @@ def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[
         deck=deck,
         page_title=look.page_title(deck.title),
         transition=settings.reveal_transition(look.transition) or "fade",
-        deck_style=_deck_style(look),
+        deck_style=Markup(_deck_style(look)),  # numbers and checked font names only
         lang=str(deck.headmatter.get("lang", "en")),
         chapter=chapter if chapter not in (None, "") else None,
         slides=[_slide_view(deck, s, media_urls) for s in deck.slides],

@@ -31,6 +31,7 @@ TRANSITIONS = {"fade": "fade", "fade-out": "fade", "slide-left": "slide", "slide
 ASPECTS = {(16, 9), (4, 3)}
 COLOR_SCHEMAS = ("light", "dark", "auto", "all")
 FONT_KEYS = frozenset({"sans", "serif", "mono", "local", "provider", "weights", "italic", "fallbacks"})
+_FAMILY = re.compile(r"[\w .-]+")
 _RATIO = re.compile(r"\s*(\d+(?:\.\d+)?)\s*[:/x|]\s*(\d+(?:\.\d+)?)\s*")
 
 
@@ -119,8 +120,10 @@ def _font_problems(fonts: object) -> list[tuple[str, str]]:
     for key, value in fonts.items():
         if key not in FONT_KEYS:
             out.append(("fonts", f"fonts key '{key}' is not one of Slidev's: " + ", ".join(sorted(FONT_KEYS))))
-        elif key in ("sans", "serif", "mono", "local") and not isinstance(value, str):
-            out.append(("fonts", f"fonts.{key} must be font family names, separated by commas"))
+        elif key in ("sans", "serif", "mono", "local") and not (
+                isinstance(value, str) and all(_FAMILY.fullmatch(name) for name in families(value))):
+            out.append(("fonts", f"fonts.{key} must be font family names (letters, digits, spaces, - and _), "
+                                 "separated by commas"))
     return out
 
 
@@ -157,7 +160,7 @@ def deck_settings(headmatter: dict[str, Any]) -> Settings:
     schema = headmatter.get("colorSchema")
     template = headmatter.get("titleTemplate")
     numbers = headmatter.get("lineNumbers")
-    sans, mono = families(fonts.get("sans")), families(fonts.get("mono"))
+    sans, mono = ([name for name in families(fonts.get(key)) if _FAMILY.fullmatch(name)] for key in ("sans", "mono"))
     return Settings(
         aspect=aspect(headmatter.get("aspectRatio")) or (16, 9),
         canvas_width=int(width) if _number(width) and 320 <= width <= 7680 else theme.WIDTH_PX,
