@@ -158,6 +158,7 @@ def deck_to_json(deck: d.Deck) -> dict[str, Any]:
                 "content": s.content,
                 "clicks": s.clicks,
                 "id": s.id,
+                **({"path": str(s.path)} if s.path else {}),  # an imported slide's file
             }
             for s in deck.slides
         ],

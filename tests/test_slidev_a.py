@@ -191,6 +191,16 @@ def test_settings_read_slidevs_forms():
     assert settings.reveal_transition("swirl") == "fade" and settings.reveal_transition(None) is None
 
 
+def test_defaults_keep_the_headmatter_bound():
+    from slidegen.bind import bind_deck
+    from slidegen.results import Results
+
+    deck = parse_text('---\ntitle: \'Deck {{ "two" }}\'\ndefaults:\n  class: roomy\n---\n\nText\n', Path("d.md"))
+    bound, problems = bind_deck(deck, Results())
+    assert problems == [] and bound.title == "Deck two" and bound.headmatter["title"] == "Deck two"
+    assert bound.slides[0].frontmatter["class"] == "roomy"
+
+
 def test_background_text_colour_keeps_aa_contrast():
     for value in ("#1d4ed8", "lightyellow", "#777", "rgb(118, 118, 118)", "black", "white", "#ff0000", "teal"):
         found = background.parse(value)
@@ -327,7 +337,10 @@ def test_pptx_and_png_at_four_to_three(tmp_path: Path, monkeypatch: pytest.Monke
     out = _build(tmp_path, monkeypatch, text, to="pptx")
     prs = Presentation(str(out / "pptx" / "01-a.pptx"))
     assert (prs.slide_width, prs.slide_height) == (Emu(9144000), Emu(6858000))
-    right = max(s.left + s.width for slide in prs.slides for s in slide.shapes)
+    slides = list(prs.slides)
+    backdrop = next(s for s in slides[3].shapes if s.shape_type == 13)  # the 16:9 picture covers the 4:3 slide
+    assert (backdrop.left, backdrop.top, backdrop.width, backdrop.height) == (-1524000, 0, 12192000, 6858000)
+    right = max(s.left + s.width for slide in slides for s in slide.shapes if s != backdrop)
     assert right <= prs.slide_width
     needs.chromium()
     assert main(["build", "--to", "png", "--scale", "1"]) == 0

@@ -154,7 +154,7 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
     color = theme.TEXT_ON_DARK if kind.layout.dark else theme.TEXT
     blocks = tuple(b for i, b in enumerate(slide.blocks) if i != slide.title_heading)
     columns, region, shapes = _regions(slide, kind.layout, blocks, image_sizes, where, fixed, width)
-    fill, behind = look.backdrop(slide, width, HEIGHT)
+    fill, behind = look.backdrop(slide, width, HEIGHT, image_sizes)
 
     warnings: list[Diagnostic] = []
 

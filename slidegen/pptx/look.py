@@ -8,6 +8,7 @@ footnotes, footer; code, tables and filled boxes keep theirs).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from pptx.util import Emu
@@ -32,15 +33,20 @@ def zoom(slide: d.Slide) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 1.0
 
 
-def backdrop(slide: d.Slide, width: int, height: int) -> tuple[str | None, list[Shape]]:
-    """The slide's background colour (``None``: its tone's) and the faded picture behind everything."""
+def backdrop(slide: d.Slide, width: int, height: int,
+             image_sizes: Mapping[str, tuple[int, int]]) -> tuple[str | None, list[Shape]]:
+    """The slide's background colour (``None``: its tone's) and the faded picture behind everything, covering
+    the slide as CSS's ``background-size: cover`` does (centred; the slide's edges cut what overhangs)."""
     found = background.of_slide(slide)
     if found is None:
         return None, []
     if found.color is not None:
         return found.color, []
     assert found.image is not None
-    return None, [Picture(Box(0, 0, width, height), found.image, "", opacity=background.PICTURE_OPACITY)]
+    w, h = image_sizes.get(found.image, (width, height))
+    scale = max(width / w, height / h)
+    box = Box(round((width - w * scale) / 2), round((height - h * scale) / 2), round(w * scale), round(h * scale))
+    return None, [Picture(box, found.image, "", opacity=background.PICTURE_OPACITY)]
 
 
 def recolor(slide: d.Slide, shapes: list[Shape]) -> list[Shape]:
