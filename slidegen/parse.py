@@ -204,6 +204,8 @@ class _Build:
 
 #: How many files deep ``src:`` imports may nest.
 MAX_IMPORT_DEPTH = 20
+#: How many slides a deck's imports may bring in all (imports of imports fan out).
+MAX_IMPORTED_SLIDES = 5_000
 
 
 def _defaults(path: Path, head: _Front) -> dict[str, Any]:
@@ -241,6 +243,9 @@ def _expand(build: _Build, source: _Source, part: _Part, inherit: _Inherit, chai
         numbers = imports.pick(len(sub.parts), found.range)
     except imports.ImportProblem as problem:
         raise SlidegenError(source.path, line, col, str(problem)) from None
+    if len(build.slides) + len(numbers) > MAX_IMPORTED_SLIDES:
+        raise SlidegenError(source.path, line, col, f"src: imports bring the deck past {MAX_IMPORTED_SLIDES:,} "
+                            "slides; import fewer (a file imported twice brings its slides twice)")
     build.sites.append(d.ImportSite(source.path, line, dict(front.data), at))
     own = {k: v for k, v in front.data.items() if k != "src"}
     refs = _frontmatter_refs(source.lines, own, at)

@@ -119,6 +119,18 @@ def test_import_errors_are_located_in_the_file_that_holds_them(tmp_path: Path, m
     assert text.startswith(where + ": error: ") and message in text, text
 
 
+def test_imports_that_fan_out_stop_at_a_slide_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from slidegen import parse
+
+    monkeypatch.setattr(parse, "MAX_IMPORTED_SLIDES", 6)
+    twice = "---\nsrc: ./p{0}.md\n---\n\n---\nsrc: ./p{0}.md\n---\n"
+    root = _project(tmp_path, {"decks/01-x.md": twice.format(0), "decks/p0.md": twice.format(1),
+                               "decks/p1.md": twice.format(2), "decks/p2.md": "# Leaf\n"})
+    with pytest.raises(SlidegenError, match="src: imports bring the deck past 6 slides") as caught:
+        parse_deck(root / "decks" / "01-x.md")
+    assert caught.value.diagnostic.path.endswith("p0.md") and caught.value.diagnostic.line == 6
+
+
 def test_check_names_the_imported_file_for_problems_on_imported_slides(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch):
     root = _project(tmp_path, {
