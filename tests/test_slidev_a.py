@@ -7,6 +7,7 @@ The fixture is tests/fixtures/slidev/a.md, which imports tests/fixtures/slidev/p
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -355,7 +356,9 @@ def test_pptx_and_png_at_four_to_three(tmp_path: Path, monkeypatch: pytest.Monke
     right = max(s.left + s.width for slide in slides for s in slide.shapes if s != backdrop)
     assert right <= prs.slide_width
     needs.chromium()
-    assert main(["build", "--to", "png", "--scale", "1"]) == 0
+    assert main(["build", "--to", "png,pdf", "--scale", "1"]) == 0
     with (out / "png" / "01-a" / "01.png").open("rb") as f:
         head = f.read(24)
     assert struct.unpack(">II", head[16:24]) == (1280, 960)  # 1280 px wide at scale 1, whatever the canvas
+    boxes = re.findall(rb"/MediaBox \[([^\]]*)\]", (out / "pdf" / "01-a.pdf").read_bytes())
+    assert boxes == [b"0 0 768 576"] * 9  # the 1024x768 px canvas, at 96 px per inch
