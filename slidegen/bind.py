@@ -198,6 +198,7 @@ class _Binder:
     """One pass over a deck's tree, binding references and reporting each problem once."""
 
     def __init__(self, deck: Deck, results: Results) -> None:
+        self.deck = deck
         self.path = display_path(deck.path)
         self.results = results
         self.diagnostics: list[Diagnostic] = []
@@ -304,6 +305,7 @@ class _Binder:
         return fm, refs
 
     def slide(self, slide: Slide) -> Slide:
+        self.path = display_path(self.deck.slide_path(slide))  # an imported slide's problems name its file
         frontmatter, frontmatter_refs = self.frontmatter(slide)
         # the title heading is one of the blocks, and the notes' references are those of notes_blocks:
         # bound again without reporting, so each problem is reported once
@@ -362,8 +364,10 @@ def bind_deck(deck: Deck, results: Results) -> tuple[Deck, list[Diagnostic]]:
     binder = _Binder(deck, results)
     slides = tuple(binder.slide(s) for s in deck.slides)
     headmatter = deck.headmatter
-    if deck.slides and deck.headmatter == deck.slides[0].frontmatter:  # the headmatter is slide 1's frontmatter
-        headmatter = slides[0].frontmatter
+    first = deck.slides[0].frontmatter if deck.slides else {}
+    if deck.slides and all(k in first and first[k] == v for k, v in deck.headmatter.items()):
+        # the headmatter is slide 1's frontmatter (which may hold more: defaults, an import's keys)
+        headmatter = {k: slides[0].frontmatter[k] for k in deck.headmatter}
     title = deck.title
     if deck.slides and deck.title == deck.slides[0].title:
         title = slides[0].title

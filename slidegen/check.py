@@ -38,8 +38,9 @@ from slidegen.deck import (
     walk_inlines,
 )
 from slidegen.discover import same_fingerprint
-from slidegen.errors import Diagnostic, SlidegenError
+from slidegen.errors import Diagnostic, SlidegenError, display_path
 from slidegen.frontmatter import key_warnings, visible
+from slidegen.imports import by_file
 from slidegen.index import Decks, citations, index_of, project_decks
 from slidegen.library import Library, load_library
 from slidegen.results import RESULTS_PATH, RUN_COLUMNS, Result, Results
@@ -127,17 +128,19 @@ def check_decks(
             diagnostics += problems
             bound.append(deck)
             diagnostics += output_problems(deck, root)  # what the writers would stop on
-        diagnostics += components.deck_problems(deck, found, rel)
-        runs_dir = root / "results" / "runs"
-        diagnostics += [Diagnostic(rel, line, 1, f"component data: {problem}")
-                        for run, line in components.run_refs(deck)
-                        if (problem := components.run_problem(run, runs_dir))]
-        diagnostics += _check_links(rel, deck, deck_files, index, shown)
-        diagnostics += key_warnings(rel, deck)
-        if figure_names is not None:
-            diagnostics += _check_figures(rel, deck, figure_names)
-        if strict:
-            diagnostics += _check_numbers(rel, deck)
+        for where, part in by_file(deck):  # an imported slide's problems name its own file
+            here = rel if where == deck.path else display_path(where)
+            diagnostics += components.deck_problems(part, found, here)
+            runs_dir = root / "results" / "runs"
+            diagnostics += [Diagnostic(here, line, 1, f"component data: {problem}")
+                            for run, line in components.run_refs(part)
+                            if (problem := components.run_problem(run, runs_dir))]
+            diagnostics += _check_links(here, part, deck_files, index, shown)
+            diagnostics += key_warnings(here, part, deck)
+            if figure_names is not None:
+                diagnostics += _check_figures(here, part, figure_names)
+            if strict:
+                diagnostics += _check_numbers(here, part)
     diagnostics += _check_diagrams(list(decks.parsed.values()), root)
     if library is not None:
         diagnostics += check_library(library)

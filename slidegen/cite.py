@@ -62,12 +62,12 @@ def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]
         return deck, []
     if any(written):
         problems += [replace(e, severity="error") for e in library.bibliography.errors]
-    for slide_cites in written:
+    for slide, slide_cites in zip(deck.slides, written, strict=True):
         for cite in slide_cites:
             for item in cite.items:
                 if item.key not in entries:
                     hint = _did_you_mean(item.key, entries)
-                    problems.append(Diagnostic(path, item.line or 1, item.col or 1,
+                    problems.append(Diagnostic(display_path(deck.slide_path(slide)), item.line or 1, item.col or 1,
                                                f"unknown citation key '{item.key}'{hint}"))
     name = library.style_name(deck.headmatter)
     if name is None or name not in library.styles:

@@ -438,6 +438,18 @@ class Slide:
     """Every work the slide cites, in order of first citation; filled in by citing (:mod:`slidegen.cite`)."""
     footnotes: tuple[Footnote, ...] = ()
     """The slide's footnotes, by number."""
+    path: Path | None = None
+    """The file the slide is written in, when a ``src:`` import brought it from another file (``None``: the deck's)."""
+
+
+@dataclass(frozen=True)
+class ImportSite:
+    """A slide that ``src:`` replaced by another file's slides: where it is written and its own frontmatter."""
+
+    path: Path
+    line: int
+    frontmatter: dict[str, Any]
+    frontmatter_at: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -448,11 +460,17 @@ class Deck:
     title: str
     headmatter: dict[str, Any]
     slides: tuple[Slide, ...]
+    imports: tuple[ImportSite, ...] = ()
+    """The slides written as ``src:`` imports, in source order (their slides are in ``slides``)."""
 
     @property
     def slug(self) -> str:
         """The file name without ``.md``: ``01-training-loop``; names every output."""
         return self.path.stem
+
+    def slide_path(self, slide: Slide) -> Path:
+        """The file ``slide`` is written in: its own for an imported slide, else the deck's."""
+        return slide.path or self.path
 
     def slide_by_id(self, slide_id: str) -> Slide | None:
         """The slide whose frontmatter ``id`` is ``slide_id``, if any."""

@@ -13,16 +13,20 @@ output and take no slide number.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from .deck import Deck, Slide
 from .errors import Diagnostic
 from .layouts import layout
+from .settings import TRANSITIONS, font_warnings, slidev_transition
 
 #: Per-slide keys that slidegen implements (headmatter included: it is also slide 1's frontmatter).
 SLIDE_KEYS: frozenset[str] = frozenset({
     "layout", "id", "title", "class", "hide", "disabled", "image", "backgroundSize", "url",
     "level", "hideInToc",  # no table of contents is generated: nothing to leave out or indent
     "alt",  # slidegen's own: the alt text of a layout's picture
+    "background", "transition", "zoom", "clicks",  # slidegen/background.py, slidegen/settings.py
+    "src",  # slidegen/imports.py: the slide is replaced by another file's slides
 })
 
 #: Headmatter keys that slidegen implements.
@@ -30,23 +34,12 @@ DECK_KEYS: frozenset[str] = frozenset({
     "title", "author", "lang", "info", "theme",
     "chapter", "summary", "date", "description",  # the project's own
     "csl", "references",  # the citation style, and `references: false` for no references slide
+    "titleTemplate", "aspectRatio", "canvasWidth", "colorSchema", "lineNumbers", "fonts",  # slidegen/settings.py
+    "defaults",  # frontmatter every slide starts from (slidegen/parse.py)
 })
 
 #: Slidev keys that slidegen reads but does not implement yet, with what happens instead.
-NOT_YET: dict[str, str] = {
-    "background": "the slide keeps the theme's background",
-    "transition": "slides change without Slidev's transitions",
-    "zoom": "the slide is shown at its normal size",
-    "clicks": "the slide takes as many clicks as its content has",
-    "titleTemplate": "the page title is the deck's title",
-    "aspectRatio": "slides stay 16:9",
-    "canvasWidth": "slides keep their width of 1280 px",
-    "colorSchema": "the theme's light scheme is used",
-    "defaults": "each slide has only its own frontmatter",
-    "lineNumbers": "code blocks have no line numbers",
-    "fonts": "the theme's bundled fonts are used",
-    "src": "imports are not read: the slide is empty",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def is_hidden(slide: Slide) -> bool:
@@ -62,25 +55,52 @@ def visible(deck: Deck) -> Deck:
     return replace(deck, slides=tuple(replace(slide, index=number) for number, slide in enumerate(shown, start=1)))
 
 
-def key_warnings(where: str, deck: Deck) -> list[Diagnostic]:
-    """A warning for every frontmatter key slidegen does not know or does not implement, at the key's line."""
+def key_warnings(where: str, deck: Deck, whole: Deck | None = None) -> list[Diagnostic]:
+    """A warning for every frontmatter key slidegen does not know or does not implement, at the key's line.
+
+    ``deck`` may be the slides of one file of ``whole`` (:func:`slidegen.imports.by_file`): keys a slide takes
+    from the headmatter's ``defaults`` or from a slide that imported it are warned about where they are written."""
+    whole = whole or deck
+    defaults = whole.headmatter.get("defaults")
+    inherited = {*(defaults if isinstance(defaults, dict) else ()), *(k for s in whole.imports for k in s.frontmatter)}
     out: list[Diagnostic] = []
+    for site in deck.imports:
+        out += _keys(where, site.frontmatter, site.frontmatter_at, site.line, False, set())
     for slide in deck.slides:
-        known = SLIDE_KEYS | (DECK_KEYS if slide.index == 1 else frozenset())
-        for key in slide.frontmatter:
-            line, _col = slide.frontmatter_at.get(key, (slide.line, 1))
-            if key in known:
-                continue
-            if key in NOT_YET:
-                message = f"frontmatter key '{key}' is not implemented yet: {NOT_YET[key]}"
-            elif key in DECK_KEYS:
-                message = f"frontmatter key '{key}' belongs in the headmatter (the first slide's frontmatter)"
-            else:
-                message = f"unknown frontmatter key '{key}'; slidegen ignores it"
-            out.append(Diagnostic(where, line, 1, message, "warning"))
+        out += _keys(where, slide.frontmatter, slide.frontmatter_at, slide.line, slide.index == 1, inherited)
         if layout(slide.layout).frame and isinstance(slide.frontmatter.get("url"), str):
             line, _col = slide.frontmatter_at.get("url", (slide.line, 1))
             out.append(Diagnostic(where, line, 1, f"{slide.layout} slide shows the web page "
                                   f"{slide.frontmatter['url']}, which needs the network; PowerPoint and PDF "
                                   "show its address", "warning"))
+    return out
+
+
+def _keys(where: str, frontmatter: dict[str, Any], at: dict[str, tuple[int, int]], start: int, first: bool,
+          inherited: set[str]) -> list[Diagnostic]:
+    """The warnings about one frontmatter's keys (``first``: it is the headmatter)."""
+    known = SLIDE_KEYS | (DECK_KEYS if first else frozenset())
+    out: list[Diagnostic] = []
+    for key, value in frontmatter.items():
+        if key not in at and key in inherited:  # warned about where it is written
+            continue
+        line, _col = at.get(key, (start, 1))
+        if key == "defaults" and first and isinstance(value, dict):
+            out += [Diagnostic(where, line, 1, f"defaults: key '{name}' is not a slide's frontmatter key; slidegen "
+                               "ignores it", "warning") for name in value if name not in SLIDE_KEYS]
+        if key == "fonts" and first:
+            out += [Diagnostic(where, line, 1, message, "warning") for message in font_warnings(value)]
+        name = slidev_transition(value) if key == "transition" else None
+        if name is not None and name not in TRANSITIONS:
+            out.append(Diagnostic(where, line, 1, f"transition '{name}' is not one of Slidev's built-in "
+                                  "transitions (" + ", ".join(TRANSITIONS) + "); the slide fades", "warning"))
+        if key in known:
+            continue
+        if key in NOT_YET:
+            message = f"frontmatter key '{key}' is not implemented yet: {NOT_YET[key]}"
+        elif key in DECK_KEYS:
+            message = f"frontmatter key '{key}' belongs in the headmatter (the first slide's frontmatter)"
+        else:
+            message = f"unknown frontmatter key '{key}'; slidegen ignores it"
+        out.append(Diagnostic(where, line, 1, message, "warning"))
     return out

@@ -33,15 +33,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import assert_never
+from typing import Any, assert_never
 from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup, escape
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 
+from . import background, mermaid, rawhtml, settings, theme
 from . import components as comp
-from . import mermaid, rawhtml, theme
 from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
 from .atomic import atomic_write
@@ -85,7 +85,7 @@ from .deck import (
     walk_blocks,
 )
 from .highlight import tokens
-from .layouts import Layout, layout
+from .layouts import Layout
 
 #: Code blocks longer than this use a smaller type size so they still fit.
 _LONG_CODE_LINES = 13
@@ -153,6 +153,16 @@ class SlideView:
     """The picture's CSS ``object-fit`` (frontmatter ``backgroundSize``; ``cover`` for ``image``)."""
     footnotes: Markup | None = None
     """The slide's footnotes, shown at its bottom."""
+    background: str = theme.BACKGROUND
+    """The colour reveal.js paints the slide (``background:``, else its tone's)."""
+    background_image: str | None = None
+    """The URL of a ``background:`` picture, drawn faded over ``background``."""
+    transition: str | None = None
+    """The reveal.js transition into this slide (``transition:``), ``None`` for the deck's."""
+    style: str = ""
+    """Inline CSS of the ``<section>``: the text colour a background needs."""
+    zoom: float | None = None
+    """``zoom:``, the scale of the slide's content."""
 
 
 def layout_classes(name: str, spec: Layout) -> str:
@@ -482,7 +492,8 @@ class _Renderer:
 
 def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:
     """Render one slide's body, slots and notes."""
-    spec = layout(slide.layout)
+    spec = background.slide_layout(slide, settings.deck_settings(deck.headmatter).dark)
+    found = background.of_slide(slide)
     styled = any(isinstance(b, RawHtml) and rawhtml.is_style(b.html) for b in walk_blocks(slide_blocks(slide)))
     scope = f"slide-style-{slide.index}" if styled else ""
     render = _Renderer(media_urls, scope=scope)
@@ -525,7 +536,29 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         frame_url=frame_url(slide.frontmatter.get("url")) if spec.frame else None,
         image_size=image_size,
         footnotes=render.footnotes(slide.footnotes) if slide.footnotes else None,
+        **_look(slide, spec, found, media_urls),
     )
+
+
+def _look(slide: Slide, spec: Layout, found: background.Background | None,
+          media_urls: Mapping[str, str]) -> dict[str, Any]:
+    """The SlideView fields of a slide's ``background:``, ``transition:`` and ``zoom:``."""
+    color = found.color if found and found.color else background.base_color(spec)
+    text = found.text if found and found.color else None
+    default_text = theme.TEXT_ON_DARK if spec.dark else theme.TEXT
+    style = ""
+    if text and text != default_text:
+        style = f"color: {text}; --muted: {text}; --accent: {text}; --on-dark: {text}"
+    if found and found.color and not style:
+        style = f"--muted: {default_text}; --accent: {default_text}"  # the theme's muted and accent need its own bg
+    zoom = slide.frontmatter.get("zoom")
+    return {
+        "background": color,
+        "background_image": media_urls.get(found.image) if found and found.image else None,
+        "transition": settings.reveal_transition(slide.frontmatter.get("transition")),
+        "style": style,
+        "zoom": float(zoom) if isinstance(zoom, (int, float)) and not isinstance(zoom, bool) and zoom != 1 else None,
+    }
 
 
 def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[comp.Component] = (),
@@ -538,22 +571,39 @@ def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[
     scripts = [f"{folder}/{quote(c.script.name)}" for c in components]
     styles = [f"{folder}/{quote(c.css.name)}" for c in components if c.css is not None]
     diagrams = next(comp.diagrams(deck), None) is not None
+    look = settings.deck_settings(deck.headmatter)
     return templates().get_template("deck.html.j2").render(
         deck=deck,
+        page_title=look.page_title(deck.title),
+        transition=settings.reveal_transition(look.transition) or "fade",
+        deck_style=Markup(_deck_style(look)),  # numbers and checked font names only
         lang=str(deck.headmatter.get("lang", "en")),
         chapter=chapter if chapter not in (None, "") else None,
         slides=[_slide_view(deck, s, media_urls) for s in deck.slides],
         total=len(deck.slides),
         assets=ASSETS_DIR,
-        width=theme.WIDTH_PX,
-        height=theme.HEIGHT_PX,
+        width=look.canvas_width,
+        height=look.canvas_height,
         dark_background=theme.ACCENT_DARK_BG,
         background=theme.BACKGROUND,
+        picture_opacity=background.PICTURE_OPACITY,
         component_scripts=[*run_scripts, *scripts],
         component_styles=styles,
         mermaid_script=f"{ASSETS_DIR}/{mermaid.SCRIPT}" if diagrams else None,
         mermaid_config=Markup(mermaid.config_json()),
     )
+
+
+def _deck_style(look: settings.Settings) -> str:
+    """CSS for what the headmatter changes in the theme: the slide's height, the fonts (installed ones only)."""
+    rules = []
+    if look.canvas_height != theme.HEIGHT_PX:
+        rules.append(f".reveal .slides section {{ height: {look.canvas_height}px; }}")
+    fonts = [f"--sans: {look.sans}, {theme.SANS_CSS};" if look.sans else "",
+             f"--mono: {look.mono}, {theme.MONO_CSS};" if look.mono else ""]
+    if any(fonts):
+        rules.append(":root { " + " ".join(f for f in fonts if f) + " }")
+    return "\n".join(rules)
 
 
 def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path],

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .background import of_slide
 from .components import run_problem, run_refs
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
 from .errors import Diagnostic, SlidegenError
@@ -37,17 +38,28 @@ class Media:
 
 def image_refs(deck: Deck) -> Iterator[tuple[str, int]]:
     """Every image ``src`` in ``deck`` with the source line that names it."""
+    for src, line, _path in image_sites(deck):
+        yield src, line
+
+
+def image_sites(deck: Deck) -> Iterator[tuple[str, int, Path]]:
+    """Every image ``src`` in ``deck`` with the line and file that name it (an imported slide's file is its own;
+    its pictures are still relative to the deck, as Slidev resolves them)."""
     for slide in deck.slides:
+        where = deck.slide_path(slide)
         image = slide.frontmatter.get("image")
         if isinstance(image, str) and image:
-            yield image, slide.line
+            yield image, slide.line, where
+        found = of_slide(slide)
+        if found is not None and found.image:
+            yield found.image, slide.frontmatter_at.get("background", (slide.line, 1))[0], where
         for blocks in (slide_blocks(slide), slide.notes_blocks):
             for block in walk_blocks(blocks):
                 if isinstance(block, Figure):
-                    yield block.src, block.line
+                    yield block.src, block.line, where
                 for node in walk_inlines(block_inlines(block)):
                     if isinstance(node, Image):
-                        yield node.src, getattr(block, "line", slide.line)
+                        yield node.src, getattr(block, "line", slide.line), where
 
 
 def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root: Path | None = None) -> Media:
@@ -58,18 +70,18 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root:
     """
     media = Media()
     allowed = _allowed_root(deck.path, root)
-    for src, line in image_refs(deck):
+    for src, line, where in image_sites(deck):
         if src in media.html:
             continue
         if src.startswith("fig:"):
             if render_figure is None:
-                raise SlidegenError(deck.path, line, 1, f"figure '{src}' cannot be drawn: no figures are registered")
+                raise SlidegenError(where, line, 1, f"figure '{src}' cannot be drawn: no figures are registered")
             try:
                 media.html[src], media.pptx[src] = render_figure(src[4:])
             except UnknownFigure as error:
-                raise SlidegenError(deck.path, line, 1, f"unknown figure '{error.name}'{error.hint}") from None
+                raise SlidegenError(where, line, 1, f"unknown figure '{error.name}'{error.hint}") from None
             continue
-        media.html[src], media.pptx[src] = resolve_picture(deck, src, line, allowed)
+        media.html[src], media.pptx[src] = resolve_picture(deck, src, line, allowed, where)
     runs_dir = (root or deck.path.parent.parent) / "results" / "runs"
     for run, line in run_refs(deck):
         problem = run_problem(run, runs_dir)
@@ -85,22 +97,24 @@ def picture_problems(deck: Deck, root: Path | None = None) -> list[Diagnostic]:
     allowed = _allowed_root(deck.path, root)
     seen: set[str] = set()
     out: list[Diagnostic] = []
-    for src, line in image_refs(deck):
+    for src, line, where in image_sites(deck):
         if src in seen or src.startswith("fig:"):
             continue
         seen.add(src)
         try:
-            resolve_picture(deck, src, line, allowed)
+            resolve_picture(deck, src, line, allowed, where)
         except SlidegenError as error:
             out.append(error.diagnostic)
     return out
 
 
-def resolve_picture(deck: Deck, src: str, line: int, allowed: Path) -> tuple[Path, Path]:
-    """The file behind one picture ``src`` (for HTML) and its raster (for PowerPoint); a located error if none."""
+def resolve_picture(deck: Deck, src: str, line: int, allowed: Path, where: Path | None = None) -> tuple[Path, Path]:
+    """The file behind one picture ``src`` (for HTML) and its raster (for PowerPoint); a located error if none
+    (in ``where``, the file that names it: the deck's by default)."""
+    where = where or deck.path
     if "://" in src:
         raise SlidegenError(
-            deck.path, line, 1, f"image '{src}' is remote: decks work offline, so save it beside the deck"
+            where, line, 1, f"image '{src}' is remote: decks work offline, so save it beside the deck"
         )
     try:
         path = (deck.path.parent / src).resolve()
@@ -109,21 +123,21 @@ def resolve_picture(deck: Deck, src: str, line: int, allowed: Path) -> tuple[Pat
         path, found = deck.path.parent / src, False
     if not found:
         raise SlidegenError(
-            deck.path, line, 1, f"image '{src}' not found (looked for {path}); check the path, relative to the deck"
+            where, line, 1, f"image '{src}' not found (looked for {path}); check the path, relative to the deck"
         )
     if not path.is_relative_to(allowed):
-        raise SlidegenError(deck.path, line, 1, f"image '{src}' resolves to {path}, outside the project "
+        raise SlidegenError(where, line, 1, f"image '{src}' resolves to {path}, outside the project "
                             f"({allowed}); decks may only show pictures inside it")
     if path.suffix.lower() not in WEB:
-        raise SlidegenError(deck.path, line, 1, f"image '{src}' is not PNG, JPEG, GIF, SVG or WebP")
-    _check_format(deck, line, src, path)
+        raise SlidegenError(where, line, 1, f"image '{src}' is not PNG, JPEG, GIF, SVG or WebP")
+    _check_format(deck, line, src, path, where)
     raster = path if path.suffix.lower() in RASTER else path.with_suffix(".png")
     if not raster.is_file():
         raise SlidegenError(
-            deck.path, line, 1,
+            where, line, 1,
             f"image '{src}' has no raster twin for PowerPoint: add {raster.name} beside it",
         )
-    _check_format(deck, line, src, raster)
+    _check_format(deck, line, src, raster, where)
     return path, raster
 
 
@@ -144,14 +158,14 @@ SIGNATURES = {
 }
 
 
-def _check_format(deck: Deck, line: int, src: str, path: Path) -> None:
+def _check_format(deck: Deck, line: int, src: str, path: Path, where: Path | None = None) -> None:
     """Raise unless ``path``'s first bytes are the picture format its extension names."""
     ext = path.suffix.lower()
     try:
         with path.open("rb") as f:
             head = f.read(4096)
     except OSError as error:
-        raise SlidegenError(deck.path, line, 1, f"image '{src}' cannot be read: {error.strerror}") from None
+        raise SlidegenError(where or deck.path, line, 1, f"image '{src}' cannot be read: {error.strerror}") from None
     if ext in SIGNATURES:
         ok = head.startswith(SIGNATURES[ext])
     elif ext == ".webp":
@@ -159,5 +173,5 @@ def _check_format(deck: Deck, line: int, src: str, path: Path) -> None:
     else:
         ok = b"<svg" in head.lower()
     if not ok:
-        raise SlidegenError(deck.path, line, 1, f"image '{src}' ({path.name}) does not hold a "
+        raise SlidegenError(where or deck.path, line, 1, f"image '{src}' ({path.name}) does not hold a "
                             f"{ext.lstrip('.').upper()} picture; its bytes are not what its extension says")

@@ -28,13 +28,14 @@ reads the source again. This module holds the project's one YAML frontmatter rea
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from markdown_it.token import Token
 
+from . import background, imports, settings
 from . import deck as d
 from .convert import Converter, nth_brace, raw_ref
 from .errors import SlidegenError
@@ -112,26 +113,33 @@ class _Notes:
 
 def parse_deck(path: Path) -> d.Deck:
     """Read and parse the deck at ``path``."""
+    return parse_text(_read(Path(path), "the deck"), Path(path))
+
+
+def _read(path: Path, what: str) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1
-        raise SlidegenError(path, line, 1, "the deck is not UTF-8 text; save it as UTF-8") from None
+        raise SlidegenError(path, line, 1, f"{what} is not UTF-8 text; save it as UTF-8") from None
     except OSError as exc:
-        raise SlidegenError(path, 1, 1, f"cannot read the deck: {exc.strerror}") from None
-    return parse_text(text, Path(path))
+        raise SlidegenError(path, 1, 1, f"cannot read {what}: {exc.strerror}") from None
 
 
 def parse_text(text: str, path: Path) -> d.Deck:
     """Parse deck source ``text``; ``path`` names it in errors and becomes ``Deck.path``."""
-    lines = xml_safe(text.removeprefix("\ufeff")).replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    slides: list[d.Slide] = []
-    for index, part in enumerate(_split(path, lines), start=1):
-        slides.append(_slide(path, lines, part, index, slides))
-    headmatter = dict(slides[0].frontmatter)
+    entry = _source(text, Path(path))
+    head, _ = _front(entry.path, entry.lines, entry.parts[0])
+    build = _Build(Path(path), _defaults(entry.path, head), {entry.path.resolve(): entry})
+    for part in entry.parts:
+        _expand(build, entry, part, _Inherit(), (entry.path.resolve(),))
+    if not build.slides:
+        raise SlidegenError(path, 1, 1, "the deck has no slides: its src: imports select none")
+    slides = build.slides
+    headmatter = {k: v for k, v in head.data.items() if k != "src"}
     title = headmatter.get("title")
     deck_title = str(title) if title not in (None, "") else slides[0].title or Path(path).stem
-    return d.Deck(Path(path), deck_title, headmatter, tuple(slides))
+    return d.Deck(Path(path), deck_title, headmatter, tuple(slides), tuple(build.sites))
 
 
 def deck_to_json(deck: d.Deck) -> dict[str, Any]:
@@ -150,10 +158,110 @@ def deck_to_json(deck: d.Deck) -> dict[str, Any]:
                 "content": s.content,
                 "clicks": s.clicks,
                 "id": s.id,
+                **({"path": str(s.path)} if s.path else {}),  # an imported slide's file
             }
             for s in deck.slides
         ],
     }
+
+
+# ---------------------------------------------------------------------- files and imports
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One Markdown file cut into slides: the deck, or a file a ``src:`` imports."""
+
+    path: Path
+    lines: list[str]
+    parts: list[_Part]
+
+
+def _source(text: str, path: Path) -> _Source:
+    lines = xml_safe(text.removeprefix("\ufeff")).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return _Source(path, lines, _split(path, lines))
+
+
+@dataclass(frozen=True)
+class _Inherit:
+    """Frontmatter a slide takes from elsewhere: headmatter ``defaults`` (below its own keys) and the
+    slides that imported it (above them, Slidev's rule), with the references written in the latter."""
+
+    above: dict[str, Any] = field(default_factory=dict)
+    above_refs: dict[str, tuple[d.Ref, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class _Build:
+    """What one deck's parse collects: its slides, its import sites, the files read (by resolved path)."""
+
+    deck: Path
+    defaults: dict[str, Any]
+    sources: dict[Path, _Source]
+    slides: list[d.Slide] = field(default_factory=list)
+    sites: list[d.ImportSite] = field(default_factory=list)
+
+
+#: How many files deep ``src:`` imports may nest.
+MAX_IMPORT_DEPTH = 20
+#: How many slides a deck's imports may bring in all (imports of imports fan out).
+MAX_IMPORTED_SLIDES = 5_000
+
+
+def _defaults(path: Path, head: _Front) -> dict[str, Any]:
+    """The headmatter's ``defaults:``, frontmatter every slide starts from."""
+    value = head.data.get("defaults", {})
+    if not isinstance(value, dict):
+        raise SlidegenError(path, *head.where("defaults"), "defaults: must be a mapping of frontmatter keys "
+                            "every slide starts from, e.g. defaults: {layout: center}")
+    return {str(k): v for k, v in value.items()}
+
+
+def _expand(build: _Build, source: _Source, part: _Part, inherit: _Inherit, chain: tuple[Path, ...]) -> None:
+    """Add the slide ``part`` of ``source`` to ``build``, or, for ``src:``, the slides it imports."""
+    front, body_start = _front(source.path, source.lines, part)
+    if "src" not in front.data:
+        index = len(build.slides) + 1
+        build.slides.append(_slide(source, front, body_start, part.end, index, build, inherit))
+        return
+    at = {key: front.where(key) for key in front.data}
+    line, col = at["src"]
+    try:
+        found = imports.target(front.data["src"], source.path, build.deck)
+    except imports.ImportProblem as problem:
+        raise SlidegenError(source.path, line, col, str(problem)) from None
+    if found.path in chain:
+        cycle = " -> ".join(p.name for p in (*chain[chain.index(found.path):], found.path))
+        raise SlidegenError(source.path, line, col, f"src: imports form a cycle ({cycle}); remove one of them")
+    if len(chain) > MAX_IMPORT_DEPTH:
+        raise SlidegenError(source.path, line, col, f"src: imports nest more than {MAX_IMPORT_DEPTH} files deep")
+    sub = build.sources.get(found.path)
+    if sub is None:
+        shown = _display(found.path, build.deck)
+        sub = build.sources[found.path] = _source(_read(shown, "the imported file"), shown)
+    try:
+        numbers = imports.pick(len(sub.parts), found.range)
+    except imports.ImportProblem as problem:
+        raise SlidegenError(source.path, line, col, str(problem)) from None
+    if len(build.slides) + len(numbers) > MAX_IMPORTED_SLIDES:
+        raise SlidegenError(source.path, line, col, f"src: imports bring the deck past {MAX_IMPORTED_SLIDES:,} "
+                            "slides; import fewer (a file imported twice brings its slides twice)")
+    build.sites.append(d.ImportSite(source.path, line, dict(front.data), at))
+    own = {k: v for k, v in front.data.items() if k != "src"}
+    refs = _frontmatter_refs(source.lines, own, at)
+    merged = _Inherit({**own, **inherit.above}, {**refs, **inherit.above_refs})
+    for number in numbers:
+        _expand(build, sub, sub.parts[number - 1], merged, (*chain, found.path))
+
+
+def _display(path: Path, deck: Path) -> Path:
+    """An imported file's path as errors name it: relative to the deck's folder when the deck's path is."""
+    if deck.is_absolute():
+        return path
+    try:
+        return Path(deck.parent, path.relative_to(deck.resolve().parent))
+    except ValueError:
+        return path
 
 
 # ---------------------------------------------------------------------- splitting
@@ -302,9 +410,17 @@ def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[s
 # ---------------------------------------------------------------------- slides
 
 
-def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d.Slide]) -> d.Slide:
-    front, body_start = _front(path, lines, part)
-    body = lines[body_start : part.end]
+def _slide(source: _Source, own: _Front, body_start: int, end: int, index: int, build: _Build,
+           inherit: _Inherit) -> d.Slide:
+    path, lines, before = source.path, source.lines, build.slides
+    front = _Front({**build.defaults, **own.data, **inherit.above}, own.lines, own.first)
+    for key, message in settings.problems(front.data):
+        raise SlidegenError(path, *own.where(key), message)
+    try:
+        background.parse(front.data.get("background"))
+    except background.BackgroundProblem as problem:
+        raise SlidegenError(path, *own.where("background"), str(problem)) from None
+    body = lines[body_start:end]
     tokens = _tokens("\n".join(body))
     conv = Converter(path, lines, body_start)
     layout = _layout(path, front, index)
@@ -312,14 +428,14 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
     default, slots = _slots(conv, tokens, layout)
     blocks = conv.blocks(default)
     slot_blocks = {name: conv.blocks(group) for name, group in slots.items()}
-    notes = _notes(tokens, lines, body_start, part.end)
+    notes = _notes(tokens, lines, body_start, end)
     notes_blocks: tuple[d.Block, ...] = ()
     if notes and notes.text:
         notes_conv = Converter(path, lines, notes.text_line0)
         notes_blocks = notes_conv.blocks([t for t in _tokens(notes.text) if t.type != "slot"])
     title, title_heading, title_inlines = _title(front.data, blocks)
     everything = blocks + tuple(b for group in slot_blocks.values() for b in group)
-    at = {key: front.where(key) for key in front.data}
+    at = {key: own.where(key) for key in own.data}
     notes_refs: tuple[d.Ref, ...] = ()
     if notes and notes.text:
         notes_refs = tuple(raw_ref(found, notes.at(found.start), 0) for found in raw_refs(notes.text, "markdown"))
@@ -329,7 +445,7 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
         layout=layout,
         frontmatter=dict(front.data),
         title=title,
-        content=_content(lines, body_start, part.end, notes),
+        content=_content(lines, body_start, end, notes),
         blocks=blocks,
         slots=slot_blocks,
         notes=notes.text if notes else None,
@@ -339,10 +455,11 @@ def _slide(path: Path, lines: list[str], part: _Part, index: int, before: list[d
         id=_slide_id(path, front, before),
         title_heading=title_heading,
         title_inlines=title_inlines,
-        frontmatter_refs=_frontmatter_refs(lines, front.data, at),
+        frontmatter_refs={**_frontmatter_refs(lines, own.data, at), **inherit.above_refs},
         frontmatter_at=at,
         notes_refs=notes_refs,
         footnotes=conv.footnotes(footnote_tokens),
+        path=None if path == build.deck else path,
     )
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from .atomic import atomic_write
 from .deck import Deck
 from .errors import Diagnostic, UsageError, display_path
+from .settings import deck_settings
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
@@ -243,8 +244,10 @@ class Printer:
             self._page.context.close()
             self._page = None
 
-    def print(self, html: Path, target: Path, *, notes: bool = False) -> tuple[int, list[int]]:
-        """Print the deck page ``html`` to ``target`` (atomically).
+    def print(self, html: Path, target: Path, *, notes: bool = False,
+              size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)) -> tuple[int, list[int]]:
+        """Print the deck page ``html`` to ``target`` (atomically); ``size``: its slide in CSS px (reveal.js
+        makes each page that size, from the deck's ``canvasWidth`` and ``aspectRatio``).
 
         Returns the number of pages and the 1-based numbers of slides too tall for their page.
         """
@@ -252,12 +255,14 @@ class Printer:
             raise RuntimeError("Printer is not open: use it in a with statement")
         page = self._open_page(self._browser)
         try:
+            if page.viewport_size != {"width": size[0], "height": size[1]}:
+                page.set_viewport_size({"width": size[0], "height": size[1]})
             page.goto(print_url(html), wait_until="domcontentloaded")
             page.wait_for_function(_PAGES_READY)
             page.evaluate("document.fonts.ready.then(() => true)")
             too_tall = page.evaluate(_TOO_TALL)
             if notes:
-                page.evaluate(_NOTES_BELOW, [SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX, NOTES_HEIGHT_PX, _notes_colors()])
+                page.evaluate(_NOTES_BELOW, [size[0], size[1], NOTES_HEIGHT_PX, _notes_colors()])
                 page.evaluate("document.fonts.ready.then(() => true)")
             count = page.evaluate("document.querySelectorAll('.pdf-page').length")
             data = page.pdf(prefer_css_page_size=True, print_background=True)
@@ -286,7 +291,8 @@ def print_decks(
         for deck, html in pages:
             target = Path(out_dir) / f"{deck.slug}{suffix}"
             try:
-                count, too_tall = printer.print(html, target, notes=notes)
+                look = deck_settings(deck.headmatter)
+                count, too_tall = printer.print(html, target, notes=notes, size=(look.canvas_width, look.canvas_height))
             except Exception as error:  # a deck that does not print must not stop the others
                 if isinstance(error, UsageError):
                     raise

@@ -17,6 +17,7 @@ from pathlib import Path
 from .deck import Deck
 from .errors import Diagnostic, UsageError, display_path
 from .pdf import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, TIMEOUT_MS, Printer
+from .settings import deck_settings
 
 DEFAULT_SCALE = 1.5
 MAX_SCALE = 4.0
@@ -53,10 +54,14 @@ def file_names(count: int) -> list[str]:
     return [f"{n:0{width}d}.png" for n in range(1, count + 1)]
 
 
-def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float) -> int:
-    """Take every slide of the deck page ``html`` into ``folder`` (replaced whole); the slide count."""
+def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float,
+                  size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)) -> int:
+    """Take every slide of the deck page ``html`` into ``folder`` (replaced whole); the slide count.
+
+    ``size`` is the deck's slide in CSS px (its ``canvasWidth`` and ``aspectRatio``); the pictures are
+    ``scale`` times 1280 px wide whatever it is, so 1.5 gives 1920x1080 at 16:9 and 1920x1440 at 4:3."""
     context = printer.browser.new_context(
-        viewport={"width": SLIDE_WIDTH_PX, "height": SLIDE_HEIGHT_PX}, device_scale_factor=scale)
+        viewport={"width": size[0], "height": size[1]}, device_scale_factor=scale * SLIDE_WIDTH_PX / size[0])
     staging = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -100,7 +105,8 @@ def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
         for deck, html in pages:
             folder = Path(out_dir) / deck.slug
             try:
-                count = snapshot_deck(printer, html, folder, scale)
+                look = deck_settings(deck.headmatter)
+                count = snapshot_deck(printer, html, folder, scale, (look.canvas_width, look.canvas_height))
             except Exception as error:  # one deck that does not render must not stop the others
                 first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                 problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PNG pictures not taken: {first}"))

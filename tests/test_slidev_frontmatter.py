@@ -31,9 +31,7 @@ def test_hidden_slides_are_parsed_then_left_out_and_the_rest_renumbered():
 
 def test_check_names_every_key_it_does_not_implement_at_its_line():
     deck = parse_deck(FIXTURE)
-    assert [str(w) for w in key_warnings("decks/x.md", deck)] == [
-        "decks/x.md:35:1: warning: frontmatter key 'transition' is not implemented yet: "
-        "slides change without Slidev's transitions",
+    assert [str(w) for w in key_warnings("decks/x.md", deck)] == [  # transition: fade is implemented now
         "decks/x.md:36:1: warning: unknown frontmatter key 'wobble'; slidegen ignores it",
     ]
 

@@ -19,12 +19,12 @@ from typing import assert_never
 
 from pptx.util import Emu, Inches, Pt
 
+from slidegen import background, settings, theme
 from slidegen import components as comp
 from slidegen import deck as d
-from slidegen import theme
 from slidegen.errors import Diagnostic, display_path
 from slidegen.layouts import LAYOUTS, Layout
-from slidegen.pptx import texmath
+from slidegen.pptx import look, texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (
     CodeItem,
@@ -113,14 +113,14 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
     """
     warnings: list[Diagnostic] = []
     slides = []
-    where = display_path(deck.path)
     math = math or MathCache()
+    width = look.slide_width(deck, HEIGHT)
     for slide in deck.slides:
-        model, slide_warnings = _slide(deck, slide, image_sizes, where, math)
+        model, slide_warnings = _slide(deck, slide, image_sizes, display_path(deck.slide_path(slide)), math, width)
         slides.append(replace(model, notes_footer=notes_footer(slide)))
         warnings += slide_warnings
     author = str(deck.headmatter.get("author", "") or "")
-    return PresentationModel(WIDTH, HEIGHT, deck.title, author, tuple(slides)), warnings
+    return PresentationModel(width, HEIGHT, deck.title, author, tuple(slides)), warnings
 
 
 def notes_footer(slide: d.Slide) -> tuple[str, ...]:
@@ -141,16 +141,20 @@ def notes_footer(slide: d.Slide) -> tuple[str, ...]:
 
 
 def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, int]], where: str,
-           math: MathCache) -> tuple[SlideModel, list[Diagnostic]]:
+           math: MathCache, width: int = WIDTH) -> tuple[SlideModel, list[Diagnostic]]:
     kind = KINDS.get(slide.layout)
     fixed: list[Diagnostic] = []
     if kind is None:
         fixed.append(Diagnostic(where, slide.line, 1, f"unknown layout '{slide.layout}'; "
                                 "laid out as 'default'", "warning"))
         kind = DEFAULT
+    else:  # a background colour or colorSchema: dark sets the tone; zoom: scales the text
+        toned = background.slide_layout(slide, settings.deck_settings(deck.headmatter).dark)
+        kind = replace(kind, layout=toned, look=replace(kind.look, body_scale=kind.look.body_scale * look.zoom(slide)))
     color = theme.TEXT_ON_DARK if kind.layout.dark else theme.TEXT
     blocks = tuple(b for i, b in enumerate(slide.blocks) if i != slide.title_heading)
-    columns, region, shapes = _regions(slide, kind.layout, blocks, image_sizes, where, fixed)
+    columns, region, shapes = _regions(slide, kind.layout, blocks, image_sizes, where, fixed, width)
+    fill, behind = look.backdrop(slide, width, HEIGHT, image_sizes)
 
     warnings: list[Diagnostic] = []
 
@@ -203,24 +207,26 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
     if kind.layout.image == "full":  # placeholders are drawn first: the picture behind would hide the title
         placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
     shapes += placed + footnotes + _footer(deck, slide, kind, region)
+    shapes = behind + look.recolor(slide, shapes)
     notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
     titled = any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes)
     template = kind.look.template if titled else "Blank"
     model = SlideModel(slide.index, slide.layout, template, tuple(shapes),
-                       background=theme.ACCENT_DARK_BG if kind.layout.dark else None, notes=notes)
+                       background=fill or (theme.ACCENT_DARK_BG if kind.layout.dark else None), notes=notes,
+                       transition=look.transition(deck, slide))
     return model, fixed + warnings
 
 
 def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
              image_sizes: Mapping[str, tuple[int, int]], where: str,
-             warnings: list[Diagnostic]) -> tuple[list[tuple[d.Block, ...]], Box, list[Shape]]:
+             warnings: list[Diagnostic], width: int = WIDTH) -> tuple[list[tuple[d.Block, ...]], Box, list[Shape]]:
     """The slots to lay out (one column each), the region (title and body) they share, and any half-slide image.
 
     In a layout with a header (``two-cols-header``) the columns are the named slots only: the default
     slot and the bottom slot are bands above and below them (:func:`_bands`).
     """
     margin = MARGIN if spec.padded else Inches(0.25)
-    full = Box(margin, 0, WIDTH - 2 * margin, HEIGHT)
+    full = Box(margin, 0, width - 2 * margin, HEIGHT)
     if spec.header:
         columns = [tuple(slide.slots.get(name, ())) for name in spec.slots]
     elif spec.slots:
@@ -230,16 +236,16 @@ def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
     side = spec.image or spec.frame
     if side is None:
         return columns, full, []
-    half = WIDTH // 2
+    half = width // 2
     left = side == "left"
     if side == "full":
-        region, side_box = full, Box(0, 0, WIDTH, HEIGHT)
+        region, side_box = full, Box(0, 0, width, HEIGHT)
     else:
         region = Box(half + MARGIN if left else MARGIN, 0, half - 2 * MARGIN, HEIGHT)
-        side_box = Box(0 if left else half, 0, WIDTH - half, HEIGHT)
+        side_box = Box(0 if left else half, 0, width - half, HEIGHT)
     if spec.frame:
         if side == "full":  # under the title (a placeholder, drawn first, that the box would hide)
-            side_box = Box(MARGIN, BODY_TOP, WIDTH - 2 * MARGIN, BODY_BOTTOM - BODY_TOP)
+            side_box = Box(MARGIN, BODY_TOP, width - 2 * MARGIN, BODY_BOTTOM - BODY_TOP)
         return columns, region, [_web_page(slide, side_box, where, warnings)]
     src = slide.frontmatter.get("image")
     if not src or str(src) not in image_sizes:

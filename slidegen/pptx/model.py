@@ -115,6 +115,8 @@ class Picture:
     box: Box
     src: str
     alt: str
+    opacity: float = 1.0
+    """Below 1: drawn faded (a ``background:`` picture)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,8 @@ class SlideModel:
     notes: tuple[str, ...] = ()
     notes_footer: tuple[str, ...] = ()
     """Lines appended to the notes (the binding stage's ``Sources: key — source``)."""
+    transition: str | None = None
+    """The transition into the slide: ``fade``, ``push-l`` / ``-r`` / ``-u`` / ``-d``, or ``None`` (none)."""
 
     @property
     def title(self) -> TextBox | None:

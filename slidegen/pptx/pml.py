@@ -212,11 +212,13 @@ class ShapeWriter:
                 f'<a:tbl><a:tblPr firstRow="1"><a:tableStyleId>{TABLE_STYLE}</a:tableStyleId></a:tblPr>'
                 f'<a:tblGrid>{grid}</a:tblGrid>{"".join(rows)}</a:tbl></a:graphicData></a:graphic></p:graphicFrame>')
 
-    def picture(self, shape_id: int, box: Box, name: str, r_id: str, descr: str) -> str:
-        """A ``p:pic`` showing the image related to the slide as ``r_id``, stretched to ``box``."""
+    def picture(self, shape_id: int, box: Box, name: str, r_id: str, descr: str, opacity: float = 1.0) -> str:
+        """A ``p:pic`` showing the image related to the slide as ``r_id``, stretched to ``box`` (faded below
+        ``opacity`` 1)."""
+        fade = f'<a:alphaModFix amt="{round(opacity * 100000)}"/>' if opacity < 1 else ""
         return (f'<p:pic><p:nvPicPr><p:cNvPr id="{shape_id}" name="{_attr(name)}" descr="{_attr(descr)}"/>'
                 '<p:cNvPicPr><a:picLocks noChangeAspect="1"/></p:cNvPicPr><p:nvPr/></p:nvPicPr>'
-                f'<p:blipFill><a:blip r:embed="{r_id}"/><a:stretch><a:fillRect/></a:stretch></p:blipFill>'
+                f'<p:blipFill><a:blip r:embed="{r_id}">{fade}</a:blip><a:stretch><a:fillRect/></a:stretch></p:blipFill>'
                 f'<p:spPr>{_xfrm(box)}<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr></p:pic>')
 
     def equation(self, shape_id: int, shape: Equation, r_id: str, descr: str) -> str:
@@ -247,6 +249,19 @@ def set_background(c_sld: etree._Element, color: str) -> None:
         c_sld.remove(old)
     bg = parse_xml(f'<p:cSld {_DECLS}><p:bg><p:bgPr>{_solid(color)}<a:effectLst/></p:bgPr></p:bg></p:cSld>')[0]
     c_sld.insert(0, bg)
+
+
+def set_transition(sld: etree._Element, name: str) -> None:
+    """Give the slide ``p:sld`` the transition ``name`` (``fade``, ``push-l``...), after its ``p:clrMapOvr``."""
+    kind, _, direction = name.partition("-")
+    effect = f'<p:push dir="{direction}"/>' if kind == "push" else "<p:fade/>"
+    element = parse_xml(f'<p:sld {_DECLS}><p:transition spd="med">{effect}</p:transition></p:sld>')[0]
+    for old in sld.findall(f"{{{P}}}transition"):
+        sld.remove(old)
+    after = sld.find(f"{{{P}}}clrMapOvr")
+    anchor = after if after is not None else sld.find(f"{{{P}}}cSld")
+    assert anchor is not None
+    anchor.addnext(element)
 
 
 def notes_slide(placeholders: Sequence[tuple[str, Mapping[str, str]]], text: str) -> etree._Element:

@@ -133,6 +133,8 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
     c_sld = slide.element.cSld
     if spec.background:
         pml.set_background(c_sld, spec.background)
+    if spec.transition:
+        pml.set_transition(slide.element, spec.transition)
     writer = pml.ShapeWriter(_Links(slide, slides), INDENT, BULLETS)
     ranked = sorted((slots[PLACEHOLDER_IDX[s.placeholder]][0], i, s) for i, s in enumerate(spec.shapes)
                     if isinstance(s, TextBox) and s.placeholder)
@@ -151,7 +153,7 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
                 rule_widths=(Pt(1.5), Pt(0.75))))
         elif isinstance(shape, Picture):
             r_id, _ = images.relate(slide, str(media[shape.src]))
-            shapes.append(writer.picture(next_id, shape.box, "Picture", r_id, shape.alt))
+            shapes.append(writer.picture(next_id, shape.box, "Picture", r_id, shape.alt, shape.opacity))
         elif isinstance(shape, Equation):
             r_id, descr = images.relate(slide, shape.png)
             shapes.append(writer.equation(next_id, shape, r_id, descr))
