@@ -178,7 +178,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     os.chdir(root)
     try:
         before = snapshot.launches
-        code, err = run(["build", "--to", "html,pptx", "--single-file"])
+        code, err = run(["build", "--to", "html,pptx,pdf", "--single-file"])
         assert code == 0, err
         assert snapshot.launches == before + 1  # one Chromium for every picture
         code, again = run(["build", "--to", "pptx"])
@@ -209,6 +209,15 @@ def test_pptx_shows_a_picture_of_each_region(built: tuple[Path, str], tmp_path: 
     with Image.open(shot) as img:
         assert img.width > 2 * img.height  # the grid spans the body's width, as on the slide
     assert not any("<" in sh.text_frame.text for s in prs.slides for sh in s.shapes if sh.has_text_frame)
+
+
+def test_the_pdf_shows_the_iframe_layouts_address(built: tuple[Path, str]):
+    import subprocess
+
+    root, _err = built
+    text = subprocess.run([needs.tool("pdftotext", "poppler-utils"), "-f", "5", "-l", "5",
+                           str(root / "build" / "pdf" / "c.pdf"), "-"], capture_output=True, text=True, check=True)
+    assert "https://example.com/page" in text.stdout
 
 
 def test_single_file_opens_alone_offline_with_the_speaker_view(built: tuple[Path, str], tmp_path: Path):
