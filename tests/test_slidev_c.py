@@ -133,6 +133,14 @@ def test_html_shows_raw_pictures_from_media(deck: d.Deck, tmp_path: Path):
     assert f'<img src="media/{copied.name}" alt="Three coloured bars" width="240">' in page
 
 
+def test_markdown_exports_point_raw_pictures_at_their_copies(deck: d.Deck):
+    from slidegen import markdown_out
+
+    text = markdown_out.writer(deck, {"img/swatch.png": "media/swatch-1.png"}, "md", d.DeckIndex()).deck_text()
+    assert '<img src="media/swatch-1.png" alt="Three coloured bars" width="240">' in text
+    assert "img/swatch.png" not in text
+
+
 # --------------------------------------------------------------------------- PowerPoint without Chromium
 
 
