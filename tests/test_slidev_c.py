@@ -305,3 +305,26 @@ def test_inlining_keeps_links_and_web_addresses(tmp_path: Path):
     assert "style='background: url(data:image/png;base64,iVBORw0KGgo=)'" in whole.html
     assert 'href="data:text/css;base64,' in whole.html
     assert whole.missing == ["assets/missing.js"]
+
+
+@pytest.mark.parametrize(("body", "phrase"), [
+    ('<img src="../../outside.png" alt="x">', "outside the project"),
+    ('Text <img src="img/x.png"> text', "does not hold a PNG picture"),
+    ('<div>\n<img src="img/none.png">\n</div>', "not found"),
+])
+def test_check_reports_a_bad_raw_picture_where_build_stops(body: str, phrase: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch):
+    root = tmp_path / "proj"
+    (root / "decks" / "img").mkdir(parents=True)
+    (tmp_path / "outside.png").write_bytes((FIXTURE.parent / "img" / "swatch.png").read_bytes())
+    (root / "decks" / "img" / "x.png").write_bytes(b"not a picture")
+    (root / "decks" / "01-x.md").write_text(f"# Fine\n\n---\n\n# Bad\n\n{body}\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    code, checked = run(["check"])
+    assert code == 1
+    code, built = run(["build", "--to", "html"])
+    assert code == 1
+    errors = [line for line in built.splitlines() if ": error: " in line]
+    line = 7 + body.count("\n", 0, body.index("<img"))
+    assert len(errors) == 1 and errors[0].startswith(f"decks/01-x.md:{line}:1: error: ") and phrase in errors[0]
+    assert errors[0] in checked
