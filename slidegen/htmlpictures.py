@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING
 
 from . import components as comp
 from . import rawhtml, rawimages
-from .deck import Deck, RawHtml, Slide, slide_blocks, walk_blocks
+from .deck import Block, Deck, RawHtml, Slide, slide_blocks, walk_blocks
 from .errors import Diagnostic, display_path
+from .layouts import layout
 
 if TYPE_CHECKING:
     from .snapshot import Job
@@ -140,17 +141,35 @@ def page(block: RawHtml, slide: Slide, deck: Deck, root: Path | None, width_px: 
             "</div></div></div>\n</body></html>\n")
 
 
+#: The gap between two columns of a slide (the theme's ``column-gap``), in CSS px.
+COLUMN_GAP_PX = 56
+
+
+def slot_width(slide: Slide, slot: str | None, body_px: int) -> int:
+    """How wide a block in ``slot`` (``None``: the default one) is on the slide: the body, or one column."""
+    spec = layout(slide.layout)
+    half = (body_px - COLUMN_GAP_PX) // 2
+    if spec.image in ("left", "right") or spec.frame in ("left", "right"):
+        return half
+    if slot is None:
+        return half if spec.slots and not spec.header else body_px
+    return half if slot in spec.slots else body_px
+
+
 def deck_jobs(deck: Deck, root: Path | None = None) -> list[Job]:
-    """One picture job per HTML block of ``deck`` that PowerPoint cannot draw."""
+    """One picture job per HTML block of ``deck`` that PowerPoint cannot draw, laid out as wide as its slot."""
     from .snapshot import BODY_WIDTH_PX, Job
 
     where = display_path(deck.path)
     jobs = []
     for slide in deck.slides:
-        for block in walk_blocks(slide_blocks(slide)):
-            if isinstance(block, RawHtml) and needs_picture(block):
-                jobs.append(Job(picture_key(block), KIND, page(block, slide, deck, root, BODY_WIDTH_PX), where,
-                                block.line))
+        slots: list[tuple[str | None, tuple[Block, ...]]] = [(None, slide.blocks), *slide.slots.items()]
+        for slot, blocks in slots:
+            width = slot_width(slide, slot, BODY_WIDTH_PX)
+            for block in walk_blocks(blocks):
+                if isinstance(block, RawHtml) and needs_picture(block):
+                    jobs.append(Job(picture_key(block), KIND, page(block, slide, deck, root, width), where,
+                                    block.line))
     return jobs
 
 

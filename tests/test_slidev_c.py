@@ -26,7 +26,7 @@ from slidegen.pdf import CHROMIUM_ARGS, ChromiumMissing
 from slidegen.pptx import write_deck
 
 FIXTURE = Path(__file__).parent / "fixtures" / "slidev" / "c.md"
-GRID_LINE, IFRAME_LINE, LAYOUT_URL_LINE = 27, 45, 51
+GRID_LINE, IFRAME_LINE, LAYOUT_URL_LINE, COLUMN_LINE = 27, 45, 51, 70
 BLUE, ORANGE = (0x00, 0x72, 0xB2), (0xD5, 0x5E, 0x00)
 
 
@@ -88,8 +88,11 @@ def test_rewrite_points_img_tags_at_media_and_keeps_the_rest():
 
 def test_the_blocks_powerpoint_cannot_draw_are_picture_jobs(deck: d.Deck):
     jobs = htmlpictures.deck_jobs(deck, FIXTURE.parent)
-    assert [(job.kind, job.line) for job in jobs] == [("html", GRID_LINE), ("html", IFRAME_LINE)]
-    grid, frame = jobs
+    assert [(job.kind, job.line) for job in jobs] == [("html", GRID_LINE), ("html", IFRAME_LINE),
+                                                      ("html", COLUMN_LINE)]
+    grid, frame, column = jobs
+    assert f"#stage {{ width: {snapshot.BODY_WIDTH_PX}px;" in grid.body
+    assert f"#stage {{ width: {(snapshot.BODY_WIDTH_PX - 56) // 2}px;" in column.body  # one column of two-cols
     assert "data:image" not in grid.body and ".reveal .slide-style-3 {" in grid.body  # the slide's own style
     assert "default-src 'none'" in grid.body  # no script, no load
     assert "<iframe" not in frame.body and "https://example.org/demo" in frame.body and "width: 640px" in frame.body
@@ -155,7 +158,8 @@ def test_pptx_without_pictures_leaves_the_blocks_out_with_warnings(deck: d.Deck,
     left_out = [(w.line, w.message.split("'")[1]) for w in warnings if "is left out of PowerPoint" in w.message
                 and w.message.startswith("HTML block")]
     assert left_out == [(GRID_LINE, '<div class="swatches" title="Two boxes side by side">'[:40] + "..."),
-                        (IFRAME_LINE, '<iframe src="https://example.org/demo" w...')]
+                        (IFRAME_LINE, '<iframe src="https://example.org/demo" w...'),
+                        (COLUMN_LINE, '<div style="display: grid; grid-template...')]
     prs = Presentation(str(target))
     assert len(_pictures(prs.slides[1])) == 2  # the raw <img> block and the Markdown picture
     assert [sh.name for sh in _pictures(prs.slides[2])] == []
@@ -208,8 +212,10 @@ def test_pptx_shows_a_picture_of_each_region(built: tuple[Path, str], tmp_path: 
     prs = Presentation(str(root / "build" / "pptx" / "c.pptx"))
     (grid,) = _pictures(prs.slides[2])
     (frame,) = _pictures(prs.slides[3])
-    alts = [sh._element.nvPicPr.cNvPr.get("descr") for sh in (grid, frame)]
-    assert alts == ["Two boxes side by side", "A demo page"]
+    (column,) = _pictures(prs.slides[5])
+    alts = [sh._element.nvPicPr.cNvPr.get("descr") for sh in (grid, frame, column)]
+    assert alts == ["Two boxes side by side", "A demo page", "A grid in the right column"]
+    assert column.left > prs.slide_width // 2  # in the right column
     shot = tmp_path / "grid.png"
     shot.write_bytes(grid.image.blob)
     colours = _colours(shot)
