@@ -50,7 +50,16 @@ def needs_picture(block: RawHtml) -> bool:
     opened = rawhtml.opening(text.strip())
     if opened is not None and not opened[2]:
         return False  # a lone wrapper tag: the Markdown it holds is drawn
-    return not rawimages.only_images(text)
+    return not rawimages.only_images(text) and not _invisible(text)
+
+
+_UNSEEN_RE = re.compile(r"<!--.*?-->|<script\b.*?</script\s*>|</?(?:br|wbr|meta|link|base|script)\b[^>]*>",
+                        re.DOTALL | re.IGNORECASE)
+
+
+def _invisible(text: str) -> bool:
+    """Whether an HTML block draws nothing: comments, scripts, line breaks (no picture; PowerPoint warns)."""
+    return not _UNSEEN_RE.sub("", text).strip()
 
 
 def picture_key(block: RawHtml) -> str:

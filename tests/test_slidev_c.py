@@ -339,3 +339,13 @@ def test_check_reports_a_bad_raw_picture_where_build_stops(body: str, phrase: st
     line = 7 + body.count("\n", 0, body.index("<img"))
     assert len(errors) == 1 and errors[0].startswith(f"decks/01-x.md:{line}:1: error: ") and phrase in errors[0]
     assert errors[0] in checked
+
+
+@pytest.mark.parametrize(("html_block", "pictured"), [
+    ("<br>", False), ("<script>alert(1)</script>", False), ("<!-- a -->\n<wbr>", False),
+    ('<img src="x.png">', False), ("<div>", False), ("</div>", False), ("<style>p {}</style>", False),
+    ("<hr>", True), ('<div class="a">x</div>', True), ("<iframe src=x></iframe>", True),
+    ("<table><tr><td>1</td></tr></table>", True),
+])
+def test_which_blocks_are_pictures(html_block: str, pictured: bool):
+    assert htmlpictures.needs_picture(d.RawHtml(html_block, 3)) is pictured
