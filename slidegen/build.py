@@ -127,6 +127,7 @@ def build(
     figures_dir: Path | None = None,
     scale: float = 1.5,
     progress: Callable[[str, str], None] | None = None,
+    single_file: bool = False,
 ) -> BuildReport:
     """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
 
@@ -138,7 +139,8 @@ def build(
     ``SLUG.notes.pdf`` beside ``SLUG.pdf``. PNG pictures are taken from the HTML too, at ``scale``
     device pixels per CSS pixel (1.5: 1920x1080). ``figures_dir`` is where figures are drawn and
     cached (default: ``build/figures``). ``progress(deck, output)`` is called as each output of a
-    deck is done.
+    deck is done. With ``single_file``, each deck's HTML page is made one self-contained file
+    (:mod:`slidegen.singlefile`).
     """
     out = out or project.build_dir
     browsed = "pdf" in formats or "png" in formats
@@ -150,7 +152,7 @@ def build(
         if "html" not in formats and html_dir is None:
             with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
                 return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp), figures_dir=figures_dir,
-                             progress=progress, scale=scale)
+                             progress=progress, scale=scale, single_file=single_file)
     html_dir = html_dir or out / "html"
     printable: list[tuple[Deck, Path]] = []
     targets = list(paths) if paths else project.deck_paths()
@@ -207,6 +209,8 @@ def build(
         html.copy_assets(html_dir, components=files, mermaid=diagrams)
     if "html" in formats:
         report.written.append(html.write_index(index.decks, html_dir))
+        if single_file:
+            report.diagnostics.extend(_single_files(printable))
     if "pdf" in formats and printable:
         def printed(deck: Deck) -> None:
             if progress is not None:
@@ -226,6 +230,20 @@ def build(
     return report
 
 
+def _single_files(pages: Sequence[tuple[Deck, Path]]) -> list[Diagnostic]:
+    """Make each built page one self-contained file; a warning for each file it names that is not there."""
+    from . import singlefile
+
+    problems: list[Diagnostic] = []
+    for deck, page in pages:
+        def warn(url: str, deck: Deck = deck) -> None:
+            problems.append(Diagnostic(display_path(deck.path), 1, 1, f"single file: '{url}' is not in the "
+                                       "build, so the page still loads it from beside it", "warning"))
+
+        singlefile.write_single(page, warn)
+    return problems
+
+
 def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, components.Component],
               project: Project, renderer: FigureRenderer) -> dict[Path, snapshot.DeckPictures]:
     """The PowerPoint pictures of every component and diagram of the decks built, one browser for all."""
@@ -238,7 +256,7 @@ def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, compo
         except SlidegenError:
             continue  # reported when the deck is built
     return snapshot.build_pictures(decks, found, project.build_dir / "cache" / "pictures", renderer,
-                                   project.runs_dir)
+                                   project.runs_dir, project.root)
 
 
 def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, index: DeckIndex,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slidegen import components
+from slidegen import components, htmlpictures
 from slidegen.bind import bind_deck
 from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
 from slidegen.check_outputs import output_problems
@@ -137,6 +137,7 @@ def check_decks(
                             if (problem := components.run_problem(run, runs_dir))]
             diagnostics += _check_links(here, part, deck_files, index, shown)
             diagnostics += key_warnings(here, part, deck)
+            diagnostics += htmlpictures.network_warnings(here, part)
             if figure_names is not None:
                 diagnostics += _check_figures(here, part, figure_names)
             if strict:

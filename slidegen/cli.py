@@ -99,6 +99,8 @@ class Parsers:
                            help="PDF: also write NN-slug.notes.pdf, each slide with its speaker notes under it")
         build.add_argument("--scale", type=float, default=1.5,
                            help="PNG: device pixels per CSS pixel of the 1280x720 slide (default 1.5: 1920x1080)")
+        build.add_argument("--single-file", action="store_true",
+                           help="HTML: each deck one self-contained file (scripts, styles, fonts, pictures inlined)")
 
         serve = add("serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save")
         serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
@@ -164,12 +166,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     formats = args.to or DEFAULT_FORMATS
     if args.notes and "pdf" not in formats:
         raise UsageError("--notes writes the PDF with speaker notes: add pdf to --to (e.g. --to html,pdf)")
+    if args.single_file and "html" not in formats:
+        raise UsageError("--single-file makes each deck's HTML one file: add html to --to (e.g. --to html,pdf)")
     paths = resolve_decks(project, args.decks) if args.decks else None
     count = len(paths) if paths is not None else len(project.deck_paths())
     start = time.perf_counter()
     slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
     with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
-        report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale)
+        report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale,
+                       single_file=args.single_file)
     for diagnostic in report.diagnostics:
         if not (args.quiet and diagnostic.severity != "error"):
             print(diagnostic, file=sys.stderr)

@@ -40,7 +40,7 @@ from markupsafe import Markup, escape
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 
-from . import background, mermaid, rawhtml, settings, theme
+from . import background, mermaid, rawhtml, rawimages, settings, theme
 from . import components as comp
 from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
@@ -370,7 +370,7 @@ class _Renderer:
         """The author's HTML as written (as Slidev passes it through); a ``<style>`` scoped to this slide."""
         if rawhtml.is_style(node.html) and self.scope:
             return Markup(rawhtml.scoped_style(node.html, self.scope))
-        return Markup(node.html)
+        return Markup(rawimages.rewrite(node.html, self.media_urls))
 
     def click(self, node: Click) -> Markup:
         if not self.clicks:
@@ -423,7 +423,7 @@ class _Renderer:
             case HtmlSpan():
                 return self.html_span(node)
             case RawInline():
-                return Markup(node.html)  # the author's own HTML, as written
+                return Markup(rawimages.rewrite(node.html, self.media_urls))  # the author's HTML, pictures copied
             case FootnoteRef():
                 return Markup('<sup class="footnote-ref" data-footnote="{0}">{0}</sup>').format(node.number)
             case _:

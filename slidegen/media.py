@@ -1,8 +1,9 @@
 """Find the files behind a deck's images, before any writer runs.
 
-A deck names images three ways: ``![alt](img/x.png)`` (a path relative to the deck file),
-``![alt](fig:ch01.loss)`` (a figure rendered from run data) and ``image:`` in a slide's
-frontmatter (the picture of a layout with an image side). :func:`resolve_media` maps each
+A deck names images four ways: ``![alt](img/x.png)`` (a path relative to the deck file),
+``![alt](fig:ch01.loss)`` (a figure rendered from run data), ``image:`` in a slide's
+frontmatter (the picture of a layout with an image side) and ``<img src="img/x.png">`` in raw
+HTML (:mod:`slidegen.rawimages`). :func:`resolve_media` maps each
 ``src`` as written to the file each writer should use: any web format for HTML, a
 raster (PNG or JPEG) for PowerPoint. A missing file is an error at the line that names it.
 """
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import rawimages
 from .background import of_slide
 from .components import run_problem, run_refs
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
@@ -60,6 +62,8 @@ def image_sites(deck: Deck) -> Iterator[tuple[str, int, Path]]:
                 for node in walk_inlines(block_inlines(block)):
                     if isinstance(node, Image):
                         yield node.src, getattr(block, "line", slide.line), where
+        for src, line in rawimages.slide_refs(slide):  # <img src> in raw HTML, as Slidev serves it
+            yield src, line, where
 
 
 def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root: Path | None = None) -> Media:

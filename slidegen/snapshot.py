@@ -55,9 +55,9 @@ class Job:
     key: str
     """The media key the PowerPoint writer looks it up by (:func:`slidegen.components.picture_key`)."""
     kind: str
-    """``component`` or ``mermaid``."""
+    """``component``, ``mermaid`` or ``html`` (an HTML block, :mod:`slidegen.htmlpictures`)."""
     body: str
-    """The element's HTML, or the diagram's text."""
+    """The element's HTML, the diagram's text, or the whole page an HTML block is drawn from."""
     path: str
     line: int
     component: Component | None = None
@@ -69,7 +69,8 @@ class Job:
     def digest(self) -> str:
         """The cache key: the code, the element or diagram, the theme, the format."""
         h = hashlib.sha256(f"{FORMAT}\0{self.kind}\0{SCALE}\0{BODY_WIDTH_PX}\0".encode())
-        h.update(self.component.code() if self.component else mermaid.version().encode())
+        h.update(self.component.code() if self.component else
+                 mermaid.version().encode() if self.kind == "mermaid" else b"")
         h.update(b"\0" + self.body.encode() + b"\0" + theme_css().encode())
         if self.run is not None and self.run[1].is_file():
             h.update(b"\0" + self.run[1].read_bytes())
@@ -77,7 +78,9 @@ class Job:
 
     @property
     def what(self) -> str:
-        """How errors name it: ``<lr-schedule>`` or ``the Mermaid diagram``."""
+        """How errors name it: ``<lr-schedule>``, ``the Mermaid diagram`` or ``the HTML block``."""
+        if self.kind == "html":
+            return "the HTML block"
         return f"<{self.tag}>" if self.kind == "component" else "the Mermaid diagram"
 
 
@@ -164,6 +167,12 @@ class Pictures:
                 if failure:
                     raise PictureError(f"Mermaid cannot draw this diagram: {mermaid.first_line(failure)}")
                 target = page.locator("#stage svg").first
+            elif job.kind == "html":  # the page is the job's own: no script, everything inlined
+                html = Path(tmp) / "block.html"
+                html.write_text(job.body, encoding="utf-8")
+                page.goto(html.as_uri(), wait_until="load")
+                page.evaluate(_FIT_STAGE)
+                target = page.locator("#stage")
             else:
                 html = Path(tmp) / "picture.html"
                 html.write_text(_page(job), encoding="utf-8")
@@ -188,6 +197,20 @@ _DRAW_DIAGRAM = """text => mermaid.render('slidegen-picture', text).then(
     r => { document.getElementById('stage').innerHTML = r.svg; return ''; },
     e => { const stray = document.getElementById('dslidegen-picture'); if (stray) stray.remove();
            return String((e && e.message) || e); })"""
+
+
+# An HTML block laid out at a slide body's width, then its box narrowed to what it draws (an <iframe> of
+# 640 px is a 640 px picture), so PowerPoint centres what the slide shows, not a strip of background.
+_FIT_STAGE = """() => {
+    const stage = document.getElementById('stage');
+    const left = stage.getBoundingClientRect().left + parseFloat(getComputedStyle(stage).paddingLeft);
+    let right = left;
+    for (const el of stage.querySelectorAll('*')) {
+        const box = el.getBoundingClientRect();
+        if (box.width > 0 && box.height > 0) right = Math.max(right, box.right);
+    }
+    if (right > left) stage.style.width = Math.ceil(right - left) + 'px';
+}"""
 
 
 class PictureError(Exception):
@@ -283,24 +306,29 @@ class DeckPictures:
     problems: list[Diagnostic]
 
 
-def deck_jobs(deck: Deck, found: Mapping[str, Component], runs_dir: Path | None = None) -> list[Job]:
-    """The pictures ``deck`` needs: one per component instance of a known tag, one per Mermaid diagram."""
+def deck_jobs(deck: Deck, found: Mapping[str, Component], runs_dir: Path | None = None,
+              root: Path | None = None) -> list[Job]:
+    """The pictures ``deck`` needs: one per component instance of a known tag, one per Mermaid diagram,
+    one per HTML block PowerPoint cannot draw (its pictures found inside ``root``, the project)."""
+    from . import htmlpictures
+
     where = display_path(deck.path)
     tags = comp.by_tag(found)
     jobs = [component_job(i, tags[i.tag], where, runs_dir) for i in comp.instances(deck) if i.tag in tags]
     jobs += [diagram_job(comp.diagram_key(b.code), b.code, where, b.line) for b, _ in comp.diagrams(deck)]
-    return jobs
+    return jobs + htmlpictures.deck_jobs(deck, root)
 
 
 def build_pictures(decks: Sequence[Deck], found: Mapping[str, Component], cache_dir: Path,
                    render_figure: Callable[[str], tuple[Path, Path]] | None = None,
-                   runs_dir: Path | None = None) -> dict[Path, DeckPictures]:
+                   runs_dir: Path | None = None, root: Path | None = None) -> dict[Path, DeckPictures]:
     """Every picture of every deck, drawn with one Chromium (none when all are cached), by deck path.
 
     Without Chromium, an instance with ``fallback="fig:NAME"`` gets that figure (drawn by
-    ``render_figure``); any other picture not in the cache is an error saying what to install.
+    ``render_figure``); an HTML block is left out (the PowerPoint writer warns); any other picture
+    not in the cache is an error saying what to install.
     """
-    jobs = {deck.path: deck_jobs(deck, found, runs_dir) for deck in decks}
+    jobs = {deck.path: deck_jobs(deck, found, runs_dir, root) for deck in decks}
     pictures = Pictures(cache_dir)
     drawn: dict[str, Path] = {}
     problems: list[Diagnostic] = []
@@ -318,7 +346,7 @@ def build_pictures(decks: Sequence[Deck], found: Mapping[str, Component], cache_
         if missing_browser is not None:
             fallbacks = {i.key: i.attr("fallback") for i in comp.instances(deck)}
             for job in jobs[deck.path]:
-                if job.key in files:
+                if job.key in files or job.kind == "html":
                     continue
                 fallback = fallbacks.get(job.key)
                 if fallback and fallback.startswith("fig:") and render_figure is not None:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from .. import rawimages
 from ..deck import (
     Block,
     BulletList,
@@ -162,7 +163,7 @@ class MarkdownWriter:
             case Click():
                 return self.blocks(node.blocks, notes) if notes else self.click(node)
             case RawHtml():
-                return node.html  # Markdown keeps HTML as written
+                return rawimages.rewrite(node.html, self.media_urls)  # HTML as written, its pictures copied
             case _:
                 assert_never(node)
 
@@ -248,7 +249,7 @@ class MarkdownWriter:
             case HtmlSpan():
                 return f"<{node.tag}{node.attrs}>{self.inlines(node.children)}</{node.tag}>"
             case RawInline():
-                return node.html
+                return rawimages.rewrite(node.html, self.media_urls)
             case FootnoteRef():
                 return self.footnote_ref(node)
             case _:

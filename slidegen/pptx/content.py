@@ -20,7 +20,7 @@ from pptx.util import Inches, Pt
 
 from slidegen import components as comp
 from slidegen import deck as d
-from slidegen import mermaid, rawhtml, theme
+from slidegen import htmlpictures, mermaid, rawhtml, rawimages, theme
 from slidegen.errors import SlidegenError
 from slidegen.highlight import tokens
 from slidegen.pptx import texmath
@@ -64,6 +64,8 @@ class Context:
     warn: Callable[[int, str], None] = lambda line, message: None
     math: MathCache = field(default_factory=MathCache)
     """Where display math's OMML and fallback pictures come from."""
+    pictures: frozenset[str] = frozenset()
+    """The media keys that have a picture (an HTML block's, drawn through Chromium, is one when present)."""
 
 
 @dataclass
@@ -245,6 +247,8 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.Paragraph() if images := _images_alone(block):
                 for img in images:
                     items.append(FigureItem(img.src, img.alt, _caption(img.title, ctx), block.line))
+            case d.Paragraph() if raw_images := rawimages.alone(block):
+                items += [FigureItem(src, alt, None, block.line) for src, alt in raw_images]
             case d.Heading() | d.Paragraph():
                 _add_para(items, _text_para(block, ctx, depth, first, italic))
             case d.BulletList():
@@ -287,18 +291,30 @@ def _component_item(inst: comp.Instance) -> FigureItem:
 
 
 def _raw_html(block: d.RawHtml, ctx: Context, items: list[Item] | None = None) -> None:
-    """An HTML block: PowerPoint cannot draw it, so it is left out with a warning.
+    """An HTML block: a picture of it (drawn through Chromium, :mod:`slidegen.htmlpictures`) when the
+    build has one, else left out with a warning.
 
     A ``<style>`` (it styles the HTML page only) and a lone wrapper tag (``<div class="x">`` ...
     ``</div>`` around Markdown, which is drawn) are left out without one. The components in it are
-    pictures (added to ``items``), the rest of the block left out.
+    pictures (added to ``items``), the rest of the block left out; ``<img>`` tags alone are figures.
     """
     html = block.html
     shown = comp.block_instances(block, 0)
     if shown and items is not None:
         items += [_component_item(inst) for inst in shown]
         return
+    if items is not None and (pictures := rawimages.only_images(html)):
+        items += [FigureItem(src, alt, None, block.line) for src, alt in pictures]  # <img> tags: figures
+        return
     if rawhtml.is_style(html) or rawhtml.closing(html) or (rawhtml.opening(html) or ("", "", True))[2] is False:
+        return
+    key = htmlpictures.picture_key(block)
+    if items is not None and htmlpictures.needs_picture(block) and key in ctx.pictures:
+        items.append(FigureItem(key, htmlpictures.alt_text(block), None, block.line, PICTURE_EMU_PER_PX))
+        for url, offset in htmlpictures.iframes(html):
+            if htmlpictures.remote(url):
+                ctx.warn(block.line + offset, f"<iframe> shows the web page {url}, which needs the network; "
+                                              "PowerPoint shows its address")
         return
     first = html.split("\n", 1)[0]
     first = first if len(first) <= 40 else first[:40] + "..."
