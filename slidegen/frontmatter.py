@@ -23,6 +23,7 @@ SLIDE_KEYS: frozenset[str] = frozenset({
     "layout", "id", "title", "class", "hide", "disabled", "image", "backgroundSize", "url",
     "level", "hideInToc",  # no table of contents is generated: nothing to leave out or indent
     "alt",  # slidegen's own: the alt text of a layout's picture
+    "clicks",  # the slide's click total (slidegen/clicks.py)
 })
 
 #: Headmatter keys that slidegen implements.
@@ -30,6 +31,7 @@ DECK_KEYS: frozenset[str] = frozenset({
     "title", "author", "lang", "info", "theme",
     "chapter", "summary", "date", "description",  # the project's own
     "csl", "references",  # the citation style, and `references: false` for no references slide
+    "lineNumbers",  # code blocks number their lines (a block's {lines:false} turns it off)
 })
 
 #: Slidev keys that slidegen reads but does not implement yet, with what happens instead.
@@ -37,13 +39,11 @@ NOT_YET: dict[str, str] = {
     "background": "the slide keeps the theme's background",
     "transition": "slides change without Slidev's transitions",
     "zoom": "the slide is shown at its normal size",
-    "clicks": "the slide takes as many clicks as its content has",
     "titleTemplate": "the page title is the deck's title",
     "aspectRatio": "slides stay 16:9",
     "canvasWidth": "slides keep their width of 1280 px",
     "colorSchema": "the theme's light scheme is used",
     "defaults": "each slide has only its own frontmatter",
-    "lineNumbers": "code blocks have no line numbers",
     "fonts": "the theme's bundled fonts are used",
     "src": "imports are not read: the slide is empty",
 }
