@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slidegen import components
+from slidegen import components, fallbacks
 from slidegen.bind import bind_deck
 from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
 from slidegen.check_outputs import output_problems
@@ -134,6 +134,7 @@ def check_decks(
                         if (problem := components.run_problem(run, runs_dir))]
         diagnostics += _check_links(rel, deck, deck_files, index, shown)
         diagnostics += key_warnings(rel, deck)
+        diagnostics += fallbacks.warnings(rel, deck)
         if figure_names is not None:
             diagnostics += _check_figures(rel, deck, figure_names)
         if strict:

@@ -99,6 +99,11 @@ class Parsers:
                            help="PDF: also write NN-slug.notes.pdf, each slide with its speaker notes under it")
         build.add_argument("--scale", type=float, default=1.5,
                            help="PNG: device pixels per CSS pixel of the 1280x720 slide (default 1.5: 1920x1080)")
+        build.add_argument("--with-clicks", action="store_true",
+                           help="PDF and PNG: a page (picture) per click of each slide, not only its final state")
+        build.add_argument("--clicks", choices=("animate", "final"), default="animate",
+                           help="PowerPoint: 'animate' (default) makes each click a native animation; "
+                           "'final' draws every slide in its final state")
 
         serve = add("serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save")
         serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
@@ -164,12 +169,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     formats = args.to or DEFAULT_FORMATS
     if args.notes and "pdf" not in formats:
         raise UsageError("--notes writes the PDF with speaker notes: add pdf to --to (e.g. --to html,pdf)")
+    if args.with_clicks and not {"pdf", "png"} & set(formats):
+        raise UsageError("--with-clicks prints each click of a slide to PDF or PNG: add pdf or png to --to")
     paths = resolve_decks(project, args.decks) if args.decks else None
     count = len(paths) if paths is not None else len(project.deck_paths())
     start = time.perf_counter()
     slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
     with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
-        report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale)
+        report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale,
+                       with_clicks=args.with_clicks, animate=args.clicks == "animate")
     for diagnostic in report.diagnostics:
         if not (args.quiet and diagnostic.severity != "error"):
             print(diagnostic, file=sys.stderr)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from markdown_it.token import Token
 

@@ -40,9 +40,8 @@ from markupsafe import Markup, escape
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 
-from . import clicks
+from . import clicks, html_clicks, mermaid, rawhtml, theme
 from . import components as comp
-from . import html_clicks, mermaid, rawhtml, theme
 from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
 from .atomic import atomic_write

@@ -47,14 +47,32 @@ def check_scale(scale: float) -> float:
     return scale
 
 
+# Go to slide h at click k (0: before the first); resolves to the number of clicks the slide has.
+_AT_CLICK = """([h, k]) => {
+    Reveal.slide(h, 0, k - 1);
+    const indices = new Set(Array.from(Reveal.getCurrentSlide().querySelectorAll('.fragment'))
+        .map((f) => f.getAttribute('data-fragment-index')));
+    return document.fonts.ready.then(() => indices.size);
+}"""
+
+
+def click_names(slide: int, clicks: int, slides: int) -> list[str]:
+    """``01-0.png`` (before the first click), ``01-1.png``... for slide ``slide`` of ``slides``."""
+    width = max(2, len(str(slides)))
+    return [f"{slide:0{width}d}-{k}.png" for k in range(clicks + 1)]
+
+
 def file_names(count: int) -> list[str]:
     """``01.png`` ... for ``count`` slides: zero-padded so they sort in slide order."""
     width = max(2, len(str(count)))
     return [f"{n:0{width}d}.png" for n in range(1, count + 1)]
 
 
-def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float) -> int:
-    """Take every slide of the deck page ``html`` into ``folder`` (replaced whole); the slide count."""
+def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float, with_clicks: bool = False) -> int:
+    """Take every slide of the deck page ``html`` into ``folder`` (replaced whole); the slide count.
+
+    ``with_clicks``: one picture per click of each slide (:func:`click_names`), not only its final state.
+    """
     context = printer.browser.new_context(
         viewport={"width": SLIDE_WIDTH_PX, "height": SLIDE_HEIGHT_PX}, device_scale_factor=scale)
     staging = folder.with_name(f".{folder.name}.partial")
@@ -71,7 +89,14 @@ def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float) -> i
             if page.evaluate(_SHOW, h) != h:
                 raise RuntimeError(f"reveal.js did not show slide {h + 1}")
             page.wait_for_function(_READY)
-            page.screenshot(path=str(staging / name))
+            if not with_clicks:
+                page.screenshot(path=str(staging / name))
+                continue
+            steps = int(page.evaluate(_AT_CLICK, [h, 0]))
+            for k, step_name in enumerate(click_names(h + 1, steps, count)):
+                page.evaluate(_AT_CLICK, [h, k])
+                page.wait_for_function(_READY)
+                page.screenshot(path=str(staging / step_name))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -87,7 +112,7 @@ def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float) -> i
 
 
 def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
-                   scale: float = DEFAULT_SCALE) -> tuple[list[Path], list[Diagnostic]]:
+                   scale: float = DEFAULT_SCALE, with_clicks: bool = False) -> tuple[list[Path], list[Diagnostic]]:
     """Each ``(deck, its built HTML page)`` to ``out_dir/SLUG/NN.png`` with one browser.
 
     A deck that fails is an error at the deck; the others are still taken.
@@ -100,12 +125,12 @@ def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
         for deck, html in pages:
             folder = Path(out_dir) / deck.slug
             try:
-                count = snapshot_deck(printer, html, folder, scale)
+                count = snapshot_deck(printer, html, folder, scale, with_clicks)
             except Exception as error:  # one deck that does not render must not stop the others
                 first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                 problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PNG pictures not taken: {first}"))
                 continue
-            written.extend(folder / name for name in file_names(count))
+            written.extend(sorted(folder.glob("*.png")) if with_clicks else (folder / n for n in file_names(count)))
             if count != len(deck.slides):
                 problems.append(Diagnostic(display_path(deck.path), 1, 1,
                                            f"{count} picture(s) for {len(deck.slides)} slide(s)", "warning"))

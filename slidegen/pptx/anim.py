@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lxml import etree
+from lxml import etree  # type: ignore[import-untyped]
 
 from slidegen.pptx.model import Para, Shape, TextBox
 

@@ -18,10 +18,9 @@ from typing import Any, assert_never
 
 from pptx.util import Inches, Pt
 
-from slidegen import clicks
+from slidegen import clicks, mermaid, rawhtml, theme
 from slidegen import components as comp
 from slidegen import deck as d
-from slidegen import mermaid, rawhtml, theme
 from slidegen.errors import SlidegenError
 from slidegen.highlight import tokens
 from slidegen.pptx import texmath

@@ -19,10 +19,9 @@ from typing import assert_never
 
 from pptx.util import Emu, Inches, Pt
 
-from slidegen import clicks
+from slidegen import clicks, theme
 from slidegen import components as comp
 from slidegen import deck as d
-from slidegen import theme
 from slidegen.errors import Diagnostic, display_path
 from slidegen.layouts import LAYOUTS, Layout
 from slidegen.pptx import code_steps, texmath
