@@ -284,7 +284,9 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                 items.append(FigureItem(comp.diagram_key(block.code), mermaid.alt_text(block.code), None, block.line,
                                         PICTURE_EMU_PER_PX))
             case d.CodeBlock():
-                code = code_item(block, ctx.sizes.code)
+                numbered = block.line_numbers if block.line_numbers is not None else \
+                    ctx.deck.headmatter.get("lineNumbers") is True
+                code = code_item(block, ctx.sizes.code, block.start_line if numbered else 0)
                 if ctx.animate and len(block.steps) > 1 and block.clicks:
                     code.steps, code.clicks = block.steps, block.clicks
                 items.append(code)
@@ -411,9 +413,15 @@ def _caption(title: str, ctx: Context) -> Para | None:
     return Para((Run(title),), Pt(max(12.0, ctx.sizes.body - 4)), color=color, align="center")
 
 
-def code_item(block: d.CodeBlock, size: float) -> CodeItem:
-    """Pygments-coloured lines in the theme's monospace font; highlight steps show the final state."""
+def code_item(block: d.CodeBlock, size: float, first_number: int = 0) -> CodeItem:
+    """Pygments-coloured lines in the theme's monospace font; highlight steps show the final state.
+
+    ``first_number`` > 0 numbers the lines from it (``lineNumbers``, ``{lines:true,startLine:N}``), in the muted colour.
+    """
     lines = _highlight(block.code, block.lang)
+    if first_number > 0:
+        width = len(str(first_number + len(lines) - 1))
+        lines = tuple((Run(f"{first_number + i:>{width}}  ", color=theme.MUTED), *line) for i, line in enumerate(lines))
     paras = [Para(line, Pt(size), font=theme.MONO) for line in lines]
     width = max(len(p.text.expandtabs(4)) for p in paras)
     return CodeItem(paras, width)
