@@ -182,6 +182,19 @@ def _inlines(nodes: tuple[d.Inline, ...], line: Timeline) -> tuple[d.Inline, ...
     return tuple(out)
 
 
+def used(slide: d.Slide) -> set[int]:
+    """The clicks on which something of a resolved slide changes."""
+    found: set[int] = set()
+    for block in d.walk_blocks(d.slide_blocks(slide)):
+        if isinstance(block, (d.Click, d.RawHtml)):
+            found.update(t.at for t in block.clicks)
+        elif isinstance(block, (d.CodeBlock, d.MathBlock)):
+            found.update(block.clicks)
+        found.update(t.at for n in d.walk_inlines(d.block_inlines(block)) if isinstance(n, d.HtmlSpan)
+                     for t in n.clicks)
+    return found
+
+
 def units(click: d.Click) -> list[object]:
     """What each timing of a ``<v-clicks>`` reveals, in order: list items (down to ``depth`` levels,
     parents before their children), a lone table's rows (as ``(table, row index)``), else its blocks."""

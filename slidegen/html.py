@@ -155,7 +155,7 @@ class SlideView:
     footnotes: Markup | None = None
     """The slide's footnotes, shown at its bottom."""
     click_steps: Markup = Markup("")
-    """One invisible fragment per click (:func:`slidegen.html_clicks.markers`), first in the slide."""
+    """Invisible fragments for the clicks nothing else marks (:func:`slidegen.html_clicks.markers`), first."""
 
 
 def layout_classes(name: str, spec: Layout) -> str:
@@ -554,7 +554,7 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         frame_url=frame_url(slide.frontmatter.get("url")) if spec.frame else None,
         image_size=image_size,
         footnotes=render.footnotes(slide.footnotes) if slide.footnotes else None,
-        click_steps=html_clicks.markers(slide.clicks, click_notes),
+        click_steps=html_clicks.markers(slide.clicks, click_notes, clicks.used(slide)),
     )
 
 

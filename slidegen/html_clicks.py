@@ -2,11 +2,11 @@
 
 A thing shown on click ``k`` is a fragment with ``data-fragment-index="k-1"``; one hidden on click
 ``k`` is a ``fade-out`` fragment at the same index. Reveal.js steps through the indices its
-fragments use, closing gaps, so every slide with clicks also gets one invisible ``click-step``
-marker per click (:func:`markers`): the slide then takes exactly its total of clicks, as Slidev's
-does, even where no element changes on a click (``clicks: 5``, an absolute ``at``). The markers
-come first in the slide, so the speaker view (which reads the notes of the first current fragment)
-finds the notes written for that click there (``[click]`` in the notes).
+fragments use, closing gaps, so a slide gets an invisible ``click-step`` marker for each click on
+which no element changes (``clicks: 5``, an absolute ``at``; :func:`markers`): it then takes
+exactly its total of clicks, as Slidev's does. With ``[click]`` markers in the notes every click
+gets one, carrying the notes from that click on; the markers come first in the slide, so the
+speaker view (which reads the notes of the first current fragment) finds them.
 
 Directives written on the author's HTML tags (``<div v-click>``, ``v-click.hide``, ``v-after``) and
 Slidev's click tags inside an HTML block (``<v-click at="2">``) are rewritten into those fragments.
@@ -15,7 +15,7 @@ Slidev's click tags inside an HTML block (``<v-click at="2">``) are rewritten in
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from markupsafe import Markup
 
@@ -85,10 +85,13 @@ def reveal_tags(html: str, timings: Sequence[Timing]) -> str:
     return re.sub(r"</(?:v-click-hide|v-click|v-after)\s*>", "</div>", "".join(out))
 
 
-def markers(total: int, notes: Sequence[Markup | None] = ()) -> Markup:
-    """One invisible ``click-step`` fragment per click 1..``total``; ``notes[k-1]``: the notes from click ``k``."""
+def markers(total: int, notes: Sequence[Markup | None] = (), used: Collection[int] = ()) -> Markup:
+    """An invisible ``click-step`` fragment for each click 1..``total`` on which nothing in ``used`` changes;
+    with ``notes`` (``notes[k-1]``: the notes from click ``k``), one for every click, carrying them."""
     out = []
     for k in range(1, total + 1):
+        if k in used and not notes:
+            continue
         aside = notes[k - 1] if k - 1 < len(notes) else None
         inner = Markup('<aside class="notes">{}</aside>').format(aside) if aside is not None else Markup("")
         out.append(Markup('<span class="fragment click-step" data-fragment-index="{}">{}</span>').format(k - 1, inner))

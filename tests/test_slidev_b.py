@@ -147,7 +147,9 @@ def test_bad_click_and_code_syntax_is_a_located_error(text: str, message: str):
 
 def test_html_fragments_and_markers(deck: d.Deck):
     page = html.render_deck(deck, {})
-    assert page.count('class="fragment click-step"') == sum(TOTALS)  # one marker per click
+    # a marker for each click nothing else marks (slide 3: click 2; slide 5: clicks 1, 4, 5), and for each
+    # click of a slide whose notes change on clicks (slide 4)
+    assert page.count('class="fragment click-step"') == 1 + 3 + 6
     assert '<div class="fragment" data-fragment-index="2">M3 after 3 clicks</div>' in page
     assert '<p class="fragment fade-out" data-fragment-index="5">H6b hidden with it</p>' in page
     assert "v-click" not in page.split("<body>")[1].split("<script")[0]  # no Slidev tag or directive left
@@ -333,3 +335,15 @@ def test_with_clicks_prints_a_page_and_a_picture_per_click(tmp_path: Path, monke
     assert pictures[:6] == ["01-0.png", "02-0.png", "02-1.png", "02-2.png", "02-3.png", "02-4.png"]
     code, err = _run(["build", "--to", "html", "--with-clicks"])
     assert code == 2 and "--with-clicks" in err
+
+
+def test_slidev_markdown_keeps_the_click_vocabulary(deck: d.Deck):
+    from slidegen import markdown_out
+
+    text = markdown_out.writer(deck, {}, "md", d.DeckIndex()).deck_text()
+    again = parse_text(text, Path("again.md"))
+    assert [s.clicks for s in again.slides] == TOTALS
+    for number, expected in EXPECTED.items():
+        assert timeline(again.slides[number - 1]) == expected, number
+    first = next(b for b in again.slides[5].blocks if isinstance(b, d.CodeBlock))
+    assert (first.steps, first.at, first.clicks) == (((0,), (1,), (3, 4)), "2", (2, 3))
