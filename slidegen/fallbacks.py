@@ -1,5 +1,6 @@
 """Slidev features a deck uses that slidegen shows differently, each a ``check`` warning at its line.
 
+- A ``clicks:`` total that is not a whole number is ignored: the slide takes its content's clicks.
 - A ```` ```ts {monaco} ```` block (Slidev embeds its Monaco editor) is a plain highlighted block.
 - PowerPoint animates whole paragraphs and shapes: a click directive on inline HTML
   (``<span v-click>``) shows the paragraph in full there, and a formula's line steps
@@ -16,6 +17,12 @@ def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
     """The warnings for ``deck`` (shown as ``where``), in slide order."""
     out: list[Diagnostic] = []
     for slide in deck.slides:
+        total = slide.frontmatter.get("clicks")
+        whole = isinstance(total, int) and not isinstance(total, bool) and total >= 0
+        if "clicks" in slide.frontmatter and not whole:
+            line, _ = slide.frontmatter_at.get("clicks", (slide.line, 1))
+            out.append(Diagnostic(where, line, 1, f"clicks: {total!r} is not a whole number of clicks; the slide "
+                                  "takes as many clicks as its content has", "warning"))
         for block in d.walk_blocks(d.slide_blocks(slide)):
             line = getattr(block, "line", 0) or slide.line
             if isinstance(block, d.CodeBlock) and block.monaco:

@@ -122,6 +122,14 @@ def test_check_warns_where_an_output_differs(deck: d.Deck):
     assert found == [(100, "a"), (123, "{monaco}"), (131, "formula")]
 
 
+def test_a_clicks_total_that_is_no_number_is_a_warning():
+    deck = parse_text("---\nclicks: many\n---\n\n# A\n\n<v-click>\n\nB\n\n</v-click>\n", Path("deck.md"))
+    assert deck.slides[0].clicks == 1
+    assert [str(w) for w in fallbacks.warnings("deck.md", deck)] == [
+        "deck.md:2:1: warning: clicks: 'many' is not a whole number of clicks; the slide takes as many clicks "
+        "as its content has"]
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("# A\n\n<v-click at=\"x\">\n\nA\n\n</v-click>\n",
      "3:1: error: <v-click>: 'x' is not a click position: write a number (3, absolute) or a signed one (+1, relative)"),
