@@ -29,6 +29,8 @@ DIRECTIVE_RE = re.compile(r"""(?<![\w:.-])(v-click-hide|v-click|v-after)(\.hide)
                           r"""(?=[\s/>]|$)""")
 #: Slidev's click components written as tags inside an HTML block.
 COMPONENT_TAGS = frozenset({"v-click", "v-after", "v-click-hide"})
+#: The most clicks a slide takes (a larger ``clicks:`` or ``at`` is cut to it): each click is a page with --with-clicks.
+MAX_CLICKS = 500
 #: ``[click]`` or ``[click:3]`` opening a paragraph of the notes.
 NOTES_MARK_RE = re.compile(r"\[click(?::(\d+))?\]\s*")
 
@@ -130,7 +132,7 @@ def resolve(slide: d.Slide) -> d.Slide:
     override = slide.frontmatter.get("clicks")
     total = override if isinstance(override, int) and not isinstance(override, bool) and override >= 0 \
         else max(line.last, 0)
-    return replace(slide, blocks=blocks, slots=slots, clicks=total)
+    return replace(slide, blocks=blocks, slots=slots, clicks=min(total, MAX_CLICKS))
 
 
 def _blocks(blocks: tuple[d.Block, ...], line: Timeline) -> tuple[d.Block, ...]:
