@@ -128,6 +128,8 @@ def build(
     scale: float = 1.5,
     progress: Callable[[str, str], None] | None = None,
     single_file: bool = False,
+    with_clicks: bool = False,
+    animate: bool = True,
 ) -> BuildReport:
     """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
 
@@ -140,7 +142,8 @@ def build(
     device pixels per CSS pixel (1.5: 1920x1080). ``figures_dir`` is where figures are drawn and
     cached (default: ``build/figures``). ``progress(deck, output)`` is called as each output of a
     deck is done. With ``single_file``, each deck's HTML page is made one self-contained file
-    (:mod:`slidegen.singlefile`).
+    (:mod:`slidegen.singlefile`). ``with_clicks``: PDF and PNG show each click of a slide, not only
+    its final state; ``animate``: PowerPoint slides animate their clicks (``False``: final-state slides).
     """
     out = out or project.build_dir
     browsed = "pdf" in formats or "png" in formats
@@ -152,7 +155,8 @@ def build(
         if "html" not in formats and html_dir is None:
             with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
                 return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp), figures_dir=figures_dir,
-                             progress=progress, scale=scale, single_file=single_file)
+                             progress=progress, scale=scale, single_file=single_file,
+                             with_clicks=with_clicks, animate=animate)
     html_dir = html_dir or out / "html"
     printable: list[tuple[Deck, Path]] = []
     targets = list(paths) if paths else project.deck_paths()
@@ -185,7 +189,7 @@ def build(
             report.diagnostics.extend(highlight.problems(deck))
             with _Stage(out) as stage:
                 written, warnings = _write_deck(deck, formats, stage.root, media, index, math_cache,
-                                                tuple(found.values()))
+                                                tuple(found.values()), animate)
                 landed = stage.land(places)
             report.diagnostics.extend(warnings)
             for flavor, staged in written:
@@ -216,7 +220,7 @@ def build(
             if progress is not None:
                 progress(display_path(deck.path), "pdf")
 
-        written_pdf, problems = pdf.print_decks(printable, out / "pdf", on_printed=printed)
+        written_pdf, problems = pdf.print_decks(printable, out / "pdf", on_printed=printed, with_clicks=with_clicks)
         report.written.extend(written_pdf)
         report.diagnostics.extend(problems)
         if notes:
@@ -224,7 +228,7 @@ def build(
             report.written.extend(written_pdf)
             report.diagnostics.extend(p for p in problems if p not in report.diagnostics)
     if "png" in formats and printable:
-        written_png, problems = png.snapshot_decks(printable, out / "png", scale)
+        written_png, problems = png.snapshot_decks(printable, out / "png", scale, with_clicks)
         report.written.extend(written_png)
         report.diagnostics.extend(problems)
     return report
@@ -260,7 +264,7 @@ def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, compo
 
 
 def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, index: DeckIndex,
-                math_cache: Path, found: Sequence[components.Component] = ()
+                math_cache: Path, found: Sequence[components.Component] = (), animate: bool = True
                 ) -> tuple[list[tuple[str, Path]], list[Diagnostic]]:
     """Write ``deck`` in each format under ``stage/FORMAT/``: the files written (by format) and the warnings."""
     written: list[tuple[str, Path]] = []
@@ -278,7 +282,7 @@ def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, i
         from . import pptx
 
         target = stage / "pptx" / f"{deck.slug}.pptx"
-        warnings.extend(pptx.write_deck(deck, target, media.pptx, cache_dir=math_cache))
+        warnings.extend(pptx.write_deck(deck, target, media.pptx, cache_dir=math_cache, animate=animate))
         written.append(("pptx", target))
     return written, warnings
 

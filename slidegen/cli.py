@@ -101,6 +101,11 @@ class Parsers:
                            help="PNG: device pixels per CSS pixel of the 1280x720 slide (default 1.5: 1920x1080)")
         build.add_argument("--single-file", action="store_true",
                            help="HTML: each deck one self-contained file (scripts, styles, fonts, pictures inlined)")
+        build.add_argument("--with-clicks", action="store_true",
+                           help="PDF and PNG: a page (picture) per click of each slide, not only its final state")
+        build.add_argument("--clicks", choices=("animate", "final"), default="animate",
+                           help="PowerPoint: 'animate' (default) makes each click a native animation; "
+                           "'final' draws every slide in its final state")
 
         serve = add("serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save")
         serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
@@ -168,13 +173,16 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise UsageError("--notes writes the PDF with speaker notes: add pdf to --to (e.g. --to html,pdf)")
     if args.single_file and "html" not in formats:
         raise UsageError("--single-file makes each deck's HTML one file: add html to --to (e.g. --to html,pdf)")
+    if args.with_clicks and not {"pdf", "png"} & set(formats):
+        raise UsageError("--with-clicks prints each click of a slide to PDF or PNG: add pdf or png to --to")
     paths = resolve_decks(project, args.decks) if args.decks else None
     count = len(paths) if paths is not None else len(project.deck_paths())
     start = time.perf_counter()
     slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
     with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
         report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale,
-                       single_file=args.single_file)
+                       single_file=args.single_file,
+                       with_clicks=args.with_clicks, animate=args.clicks == "animate")
     for diagnostic in report.diagnostics:
         if not (args.quiet and diagnostic.severity != "error"):
             print(diagnostic, file=sys.stderr)

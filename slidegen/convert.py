@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from markdown_it.token import Token
 
@@ -25,6 +26,13 @@ from .snippets import SnippetError, load_snippet
 BR_RE = re.compile(r"<br\s*/?>", re.IGNORECASE)
 COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
 STEP_RE = re.compile(r"(\d+)(?:-(\d+))?")
+MATH_STEPS_RE = re.compile(r"\s*\{([0-9a-z*,|\s-]*)\}[ \t]*(?:\n|$)")
+MATH_LINE_RE = re.compile(r"\\\\")
+#: The step ``none``: no line lit (line 0 does not exist), every line dimmed.
+NO_LINES: tuple[int, ...] = (0,)
+#: A CSS length a code block's ``maxHeight`` may be.
+CSS_LENGTH_RE = re.compile(r"\d+(?:\.\d+)?(?:px|em|rem|%|vh|pt)")
+OPTION_RE = re.compile(r"""\s*([A-Za-z]+)\s*:\s*('[^']*'|"[^"]*"|[^,]+?)\s*(?:,|$)""")
 MALFORMED_REF = ("malformed result reference '{}': "
                  "write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}")
 _SPANS = {"em_open": d.Emph, "strong_open": d.Strong, "s_open": d.Strike, "link_open": d.Link}
@@ -83,7 +91,8 @@ class Converter:
         if kind == "table_open":
             return self.table(inner, line)
         if kind == "v_click_open":
-            return d.Click(self.blocks(inner), bool(token.meta["each"]), line)
+            options = self.click_options(str(token.meta.get("name", "v-click")), str(token.meta.get("attrs", "")), line)
+            return d.Click(self.blocks(inner), bool(token.meta["each"]), line, **options)
         return None
 
     def footnotes(self, tokens: list[Token]) -> tuple[d.Footnote, ...]:
@@ -119,8 +128,8 @@ class Converter:
         kind = token.type
         if kind == "fence":
             code = _strip_newline(token.content)
-            lang, steps = self.fence_info(token.info, code, line)
-            return d.CodeBlock(code, lang, steps, line)
+            lang, steps, options = self.fence_options(token.info, code, line)
+            return d.CodeBlock(code, lang, steps, line, **_code_fields(options))
         if kind == "snippet":
             return self.snippet(token, line)
         if kind == "code_block":
@@ -142,10 +151,19 @@ class Converter:
         children = list(inline.children or [])
         wrapped = _click_wrapper(children)
         if wrapped is not None:
-            each, inner = wrapped
+            name, attrs, inner = wrapped
             body = self._paragraph_or_figure(_rstrip(self.inlines(inline, inner)), line)
-            return d.Click((body,), each, line)
+            return d.Click((body,), name == "v-clicks", line, **self.click_options(name, attrs, line))
         return self._paragraph_or_figure(_rstrip(self.inlines(inline, children)), line)
+
+    def click_options(self, name: str, attrs: str, line: int) -> dict[str, Any]:
+        """The ``at``/``hide``/``depth``/``every`` of a click tag written on ``line``; a bad one is an error there."""
+        source = self.lines[line - 1] if line - 1 < len(self.lines) else ""
+        col = max(source.find("<v-"), 0) + 1
+        try:
+            return click_options(name, attrs)
+        except ValueError as exc:
+            raise self.error(line, col, f"<{name}>: {exc}") from None
 
     @staticmethod
     def _paragraph_or_figure(nodes: tuple[d.Inline, ...], line: int) -> d.Block:
@@ -158,8 +176,26 @@ class Converter:
         return d.Paragraph(nodes, line)
 
     def math_block(self, token: Token, line: int) -> d.MathBlock:
-        """Display math, with the references written in it located by counting ``{{`` from the ``$$``."""
+        """Display math, with the references written in it located by counting ``{{`` from the ``$$``.
+
+        ``$$ {1|3|all}`` opens a formula stepped line by line (lines split at ``\\\\``), as Slidev does."""
         content = token.content
+        steps_match = MATH_STEPS_RE.match(content)
+        if steps_match and "{{" not in steps_match.group(0):
+            spec = steps_match.group(1)
+            tex = content[steps_match.end():]
+            n_lines = len(MATH_LINE_RE.split(tex.strip()))
+            try:
+                steps = tuple(_step(part, n_lines) for part in spec.split("|"))
+            except ValueError as exc:
+                source = self.lines[line - 1]
+                raise self.error(line, source.find("{") + 1, f"bad math steps '{{{spec}}}': {exc}; "
+                                 "write lines and ranges like {1|3|all}") from None
+            return replace(self.math_block_tex(tex, line), steps=steps)
+        return self.math_block_tex(content, line)
+
+    def math_block_tex(self, content: str, line: int) -> d.MathBlock:
+        """A formula's TeX and references (the steps before it hold no ``{{``, so counting them from ``$$`` works)."""
         lead = len(content) - len(content.lstrip())
         opening = self.lines[line - 1].find("$$")
         refs = []
@@ -188,7 +224,7 @@ class Converter:
         text = COMMENT_RE.sub("", token.content).strip()
         if not text or BR_RE.fullmatch(text):
             return None
-        if text.startswith(("<v-click", "</v-click")):
+        if text.startswith(("<v-click", "</v-click", "<v-after", "</v-after")):
             at = token.content.find(text.split("\n", 1)[0])
             row = token.content.count("\n", 0, at)
             col = at - token.content.rfind("\n", 0, at)
@@ -207,28 +243,52 @@ class Converter:
         except SnippetError as exc:
             source = self.lines[line - 1]
             raise self.error(line, source.find("<<<") + 1, str(exc)) from None
-        lang, steps = self.fence_info(f"{meta['lang'] or found.lang} {meta['braces']}", found.code, line)
-        return d.CodeBlock(found.code, lang, steps, line, found.path)
+        lang, steps, options = self.fence_options(f"{meta['lang'] or found.lang} {meta['braces']}", found.code, line)
+        return d.CodeBlock(found.code, lang, steps, line, found.path, **_code_fields(options))
 
     def fence_info(self, info: str, code: str, line: int) -> tuple[str, tuple[tuple[int, ...], ...]]:
         """``py {2-3|5}`` -> ``("py", ((2, 3), (5,)))``; a bad range is an error at the fence."""
+        lang, steps, _ = self.fence_options(info, code, line)
+        return lang, steps
+
+    def fence_options(self, info: str, code: str, line: int) -> tuple[str, tuple[tuple[int, ...], ...], dict[str, Any]]:
+        """The language, highlight steps and options of a fence's info string.
+
+        Slidev's forms: ```` ```py {2-3|5} ````, ```` ```py {none|1|3-4}{lines:true,startLine:5,at:2} ````,
+        ```` ```py {*}{maxHeight:'200px'} ````; ```` ```ts {monaco} ```` is a plain block (``monaco``
+        set, for ``check`` to warn). A bad range or option is an error at its brace.
+        """
         info = info.strip()
         brace = info.find("{")
         if brace < 0:
-            return info.split()[0] if info else "", ()
+            return (info.split()[0] if info else ""), (), {}
         head = info[:brace].split()
         lang = head[0] if head else ""
-        close = info.find("}", brace)
-        spec = info[brace + 1 : close] if close > 0 else info[brace + 1 :]
-        n_lines = code.count("\n") + 1
         source = self.lines[line - 1]
-        try:
-            if close < 0:
-                raise ValueError("it has no closing }")
-            return lang, tuple(_step(part, n_lines) for part in spec.split("|"))
-        except ValueError as exc:
-            raise self.error(line, source.find("{") + 1, f"bad highlight range '{{{spec}}}': {exc}; "
-                             "write line numbers and ranges like {2-3|5}, {all|2} or {1,4}") from None
+        steps: tuple[tuple[int, ...], ...] = ()
+        options: dict[str, Any] = {}
+        rest = info[brace:]
+        while rest.startswith("{"):
+            close = rest.find("}")
+            spec = rest[1:close] if close > 0 else rest[1:]
+            col = source.find("{" + spec) + 1 or source.find("{") + 1
+            try:
+                if close < 0:
+                    raise ValueError("it has no closing }")
+                if ":" in spec:
+                    options.update(code_options(spec))
+                elif spec.strip().startswith("monaco"):
+                    options["monaco"] = True
+                else:
+                    steps = tuple(_step(part, code.count("\n") + 1) for part in spec.split("|"))
+            except ValueError as exc:
+                if ":" in spec:
+                    raise self.error(line, col, f"bad code block option '{{{spec}}}': {exc}; write options "
+                                     "like {lines:true,startLine:5,maxHeight:'200px',at:2}") from None
+                raise self.error(line, col, f"bad highlight range '{{{spec}}}': {exc}; "
+                                 "write line numbers and ranges like {2-3|5}, {all|2} or {1,4}") from None
+            rest = rest[close + 1 :].lstrip()
+        return lang, steps, options
 
     # ------------------------------------------------------------------ inlines
 
@@ -540,8 +600,8 @@ def _rstrip(nodes: tuple[d.Inline, ...]) -> tuple[d.Inline, ...]:
     return nodes
 
 
-def _click_wrapper(children: list[Token]) -> tuple[bool, list[Token]] | None:
-    """``<v-click>...</v-click>`` wrapping a whole paragraph -> (each, the tokens inside)."""
+def _click_wrapper(children: list[Token]) -> tuple[str, str, list[Token]] | None:
+    """``<v-click>...</v-click>`` wrapping a whole paragraph -> (tag name, its attributes, the tokens inside)."""
     shown = [i for i, t in enumerate(children) if not (t.type == "text" and not t.content.strip())]
     if len(shown) < 2:
         return None
@@ -558,7 +618,7 @@ def _click_wrapper(children: list[Token]) -> tuple[bool, list[Token]] | None:
         inner.pop(0)
     while inner and inner[-1].type in breaks:
         inner.pop()
-    return opening.group(2) == "v-clicks", inner
+    return opening.group(2), opening.group(3) or "", inner
 
 
 def _click_tag_problem(text: str) -> str:
@@ -573,7 +633,7 @@ def _click_tag_problem(text: str) -> str:
             return (f"<{name}> must wrap whole blocks: put <{name}> and </{name}> on lines of "
                     "their own, or around a whole paragraph")
         return f"unclosed <{name}> opened here; close it with </{name}> alone on a line"
-    return "unsupported <v-click ...> tag: write <v-click> or <v-clicks> without attributes"
+    return "unsupported click tag: write <v-click>, <v-clicks>, <v-after> or <v-click-hide>"
 
 
 def _step(part: str, n_lines: int) -> tuple[int, ...]:
@@ -581,6 +641,8 @@ def _step(part: str, n_lines: int) -> tuple[int, ...]:
     part = part.strip()
     if part in ("all", "*"):
         return ()
+    if part == "none":
+        return NO_LINES
     numbers: list[int] = []
     for item in part.split(","):
         match = STEP_RE.fullmatch(item.strip())
@@ -647,3 +709,83 @@ def _cell_spans(row: str) -> list[tuple[int, int]]:
     if spans and spans[-1][0] == spans[-1][1]:
         spans.pop()
     return spans
+
+
+#: The attributes each click tag takes (Slidev's props), beyond which a tag is an error.
+CLICK_ATTRS = {"v-click": {"at", "hide"}, "v-after": {"at", "hide"}, "v-click-hide": {"at"},
+               "v-clicks": {"at", "hide", "depth", "every"}}
+ATTR_RE = re.compile(r"""([A-Za-z_:][\w:.-]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
+
+
+def click_options(name: str, attrs: str) -> dict[str, Any]:
+    """``<v-clicks depth="2" every="2">``'s attributes as :class:`~slidegen.deck.Click` fields; ValueError if bad."""
+    from . import clicks
+
+    found: dict[str, str] = {}
+    for match in ATTR_RE.finditer(attrs):
+        key = match.group(1)
+        if key not in CLICK_ATTRS[name]:
+            allowed = ", ".join(sorted(CLICK_ATTRS[name]))
+            raise ValueError(f"unsupported attribute '{key}' (it takes {allowed})")
+        found[key] = next((g for g in match.groups()[1:] if g is not None), "")
+    options: dict[str, Any] = {"hide": name == "v-click-hide" or "hide" in found}
+    at = found.get("at", "+0" if name == "v-after" else "")
+    clicks.parse_at(at)
+    options["at"] = at
+    for key in ("depth", "every"):
+        if key in found:
+            if not found[key].isdigit() or int(found[key]) < 1:
+                raise ValueError(f"{key}=\"{found[key]}\" is not a whole number from 1")
+            options[key] = int(found[key])
+    return options
+
+
+def code_options(spec: str) -> dict[str, Any]:
+    """Slidev's code block options (``lines:true,startLine:5,maxHeight:'200px',at:2``); ValueError if bad."""
+    from . import clicks
+
+    out: dict[str, Any] = {}
+    pos = 0
+    spec = spec.strip()
+    while pos < len(spec):
+        match = OPTION_RE.match(spec, pos)
+        if not match or match.end() == pos:
+            raise ValueError(f"cannot read '{spec[pos:]}' as key:value")
+        key, raw = match.group(1), match.group(2).strip()
+        value = raw[1:-1] if raw[:1] in "'\"" else raw
+        if key == "lines":
+            if value not in ("true", "false"):
+                raise ValueError("lines takes true or false")
+            out["lines"] = value == "true"
+        elif key == "startLine":
+            if not value.isdigit():
+                raise ValueError("startLine takes a whole number")
+            out["startLine"] = int(value)
+        elif key == "maxHeight":
+            if not CSS_LENGTH_RE.fullmatch(value):
+                raise ValueError(f"maxHeight takes a CSS length like '200px', not {raw}")
+            out["maxHeight"] = value
+        elif key == "at":
+            quoted = raw[:1] in "'\""
+            clicks.parse_at(value)
+            out["at"] = value if quoted else str(int(value))  # a JavaScript number: absolute
+        else:
+            raise ValueError(f"unknown option '{key}' (slidegen reads lines, startLine, maxHeight and at)")
+        pos = match.end()
+    return out
+
+
+def _code_fields(options: dict[str, Any]) -> dict[str, Any]:
+    """Code block options as :class:`~slidegen.deck.CodeBlock` fields."""
+    fields: dict[str, Any] = {}
+    if "lines" in options:
+        fields["line_numbers"] = options["lines"]
+    if "startLine" in options:
+        fields["start_line"] = options["startLine"]
+    if "maxHeight" in options:
+        fields["max_height"] = options["maxHeight"]
+    if "at" in options:
+        fields["at"] = options["at"]
+    if options.get("monaco"):
+        fields["monaco"] = True
+    return fields

@@ -41,6 +41,19 @@ def _refs() -> Any:
     return field(default=(), compare=False, repr=False)
 
 
+def _timings() -> Any:
+    """Click timings: computed from the tree by :func:`slidegen.clicks.resolve`, left out of equality."""
+    return field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When one revealed thing changes: from click ``at`` on (1-based) it shows, or, with ``hide``, it hides."""
+
+    at: int
+    hide: bool = False
+
+
 @dataclass(frozen=True)
 class Text:
     """Plain text, unescaped. ``line``/``col``: 1-based file position of its first character (0: unknown)."""
@@ -193,6 +206,8 @@ class HtmlSpan:
     children: tuple[Inline, ...]
     refs: tuple[Ref, ...] = _refs()
     """The references written in ``attrs`` (``peak="{{ ch05.lr.best }}"``), spans in ``attrs``."""
+    clicks: tuple[Timing, ...] = _timings()
+    """When a ``v-click`` directive in ``attrs`` shows or hides the span (:mod:`slidegen.clicks`)."""
 
 
 @dataclass(frozen=True)
@@ -277,6 +292,18 @@ class CodeBlock:
     line: int = 0
     source: Path | None = None
     """The file a snippet import read (resolved), else ``None``."""
+    at: str = ""
+    """When the steps start (``{at:3}``, ``{at:'+2'}``): Slidev's ``at``, as written; ``""``: the next click."""
+    line_numbers: bool | None = None
+    """``{lines:true}``/``{lines:false}``; ``None``: the deck's ``lineNumbers`` headmatter decides."""
+    start_line: int = 1
+    """The number the first line shows (``{startLine:5}``)."""
+    max_height: str = ""
+    """A CSS length (``{maxHeight:'200px'}``): the HTML block scrolls beyond it."""
+    clicks: tuple[int, ...] = _timings()
+    """The click each step after the first shows on (:mod:`slidegen.clicks`)."""
+    monaco: bool = False
+    """Written ```` ```ts {monaco} ````: Slidev's editor, shown as a plain highlighted block (``check`` warns)."""
 
 
 @dataclass(frozen=True)
@@ -286,6 +313,11 @@ class MathBlock:
     tex: str
     line: int = 0
     refs: tuple[Ref, ...] = _refs()
+    steps: tuple[tuple[int, ...], ...] = ()
+    """Line steps (``$$ {1|3|all}``), as a code block's: 1-based lines (split at ``\\\\``), ``()`` all."""
+    at: str = ""
+    clicks: tuple[int, ...] = _timings()
+    """The click each step after the first shows on."""
 
 
 @dataclass(frozen=True)
@@ -332,11 +364,23 @@ class Rule:
 
 @dataclass(frozen=True)
 class Click:
-    """Content revealed on a click (``<v-click>``), or item by item (``<v-clicks>``: ``each``)."""
+    """Content revealed on a click (``<v-click>``), or item by item (``<v-clicks>``: ``each``).
+
+    ``at`` is Slidev's ``at`` as written (``"3"`` absolute, ``"+1"``/``"-1"`` relative, ``""`` the
+    next click; ``<v-after>`` is ``"+0"``); ``hide`` hides instead of showing (``<v-click hide>``,
+    ``<v-click-hide>``); ``depth`` and ``every`` are ``<v-clicks>``' (nested list levels revealed,
+    items per click).
+    """
 
     blocks: tuple[Block, ...]
     each: bool = False
     line: int = 0
+    at: str = ""
+    hide: bool = False
+    depth: int = 1
+    every: int = 1
+    clicks: tuple[Timing, ...] = _timings()
+    """One timing per revealed unit, in document order (:func:`slidegen.clicks.units`)."""
 
 
 @dataclass(frozen=True)
@@ -351,6 +395,8 @@ class RawHtml:
     line: int = 0
     refs: tuple[Ref, ...] = _refs()
     """The references written in the attributes of its tags (``<x-y peak="{{ key }}">``), spans in ``html``."""
+    clicks: tuple[Timing, ...] = _timings()
+    """One timing per tag carrying a ``v-click``/``v-after`` directive, in document order."""
 
 
 Block = (Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule

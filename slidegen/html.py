@@ -40,7 +40,7 @@ from markupsafe import Markup, escape
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 
-from . import background, mermaid, rawhtml, rawimages, settings, theme
+from . import background, clicks, html_clicks, mermaid, rawhtml, rawimages, settings, theme
 from . import components as comp
 from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
@@ -80,6 +80,7 @@ from .deck import (
     Strong,
     Table,
     Text,
+    Timing,
     cite_source,
     slide_blocks,
     walk_blocks,
@@ -153,6 +154,8 @@ class SlideView:
     """The picture's CSS ``object-fit`` (frontmatter ``backgroundSize``; ``cover`` for ``image``)."""
     footnotes: Markup | None = None
     """The slide's footnotes, shown at its bottom."""
+    click_steps: Markup = Markup("")
+    """Invisible fragments for the clicks nothing else marks (:func:`slidegen.html_clicks.markers`), first."""
     background: str = theme.BACKGROUND
     """The colour reveal.js paints the slide (``background:``, else its tone's)."""
     background_image: str | None = None
@@ -204,17 +207,24 @@ def frame_url(value: object) -> str | None:
 class _Renderer:
     """Turns blocks and inlines into HTML; one instance per slide, counting its fragments."""
 
-    def __init__(self, media_urls: Mapping[str, str], *, clicks: bool = True, scope: str = "") -> None:
+    def __init__(self, media_urls: Mapping[str, str], *, clicks: bool = True, scope: str = "",
+                 units: Mapping[object, Timing] | None = None, line_numbers: bool = False) -> None:
         self.media_urls = media_urls
         self.clicks = clicks  # False for speaker notes: no fragments, code without steps
         self.fragments = 0
         self.scope = scope  # the class of the slide a <style> block applies to
+        self.units = units or {}  # each <v-clicks> unit's timing (slidegen.clicks.timing_map)
+        self.line_numbers = line_numbers  # the deck's lineNumbers
 
     def next_fragment(self) -> int:
         """The next click of this slide."""
         index = self.fragments
         self.fragments += 1
         return index
+
+    def timed(self, timing: Timing | None) -> Markup:
+        """The fragment attributes for ``timing`` (:mod:`slidegen.html_clicks`), or nothing in notes."""
+        return html_clicks.fragment_attrs(timing) if self.clicks else Markup("")
 
     def fragment_attrs(self) -> Markup:
         """` class="fragment" data-fragment-index="N"`, or nothing in notes."""
@@ -266,7 +276,7 @@ class _Renderer:
     def list_items(self, items: Sequence[ListItem], each: bool = False) -> Markup:
         out = []
         for item in items:
-            attrs = self.fragment_attrs() if each else Markup("")
+            attrs = self.timed(self.units.get(id(item)))
             blocks = item.blocks
             if blocks and isinstance(blocks[0], Paragraph):  # tight item: text straight in <li>
                 first, blocks = self.inlines(blocks[0].children), blocks[1:]
@@ -288,22 +298,24 @@ class _Renderer:
         lines = highlight_lines(node.code, node.lang)
         steps = node.steps if self.clicks else ()
         lit = set(steps[0]) if steps else set()
+        numbered = node.line_numbers if node.line_numbers is not None else self.line_numbers
         rows = []
         for number, line in enumerate(lines, start=1):
             css = "line hl" if number in lit else "line"
-            rows.append(Markup('<span class="{}" data-line="{}">{}\n</span>').format(css, number, line))
-        classes = ["code"] + (["long"] if len(lines) > _LONG_CODE_LINES else [])
+            shown = Markup(' data-number="{}"').format(node.start_line + number - 1) if numbered else Markup("")
+            rows.append(Markup('<span class="{}" data-line="{}"{}>{}\n</span>').format(css, number, shown, line))
+        classes = ["code"] + (["long"] if len(lines) > _LONG_CODE_LINES else []) + (["numbered"] if numbered else [])
         attrs = Markup(' class="{}"').format(" ".join(classes))
+        if node.max_height:
+            attrs += Markup(' style="--code-max-height: {}"').format(node.max_height)
         if node.lang:
             attrs += Markup(' data-lang="{}"').format(node.lang)
         markers = Markup("")
         if len(steps) > 1:
             attrs += Markup(' data-steps="{}"').format("|".join(",".join(map(str, s)) for s in steps))
             markers = Markup("").join(
-                Markup('<span class="fragment custom code-step" data-fragment-index="{}"></span>').format(
-                    self.next_fragment()
-                )
-                for _ in steps[1:]
+                Markup('<span class="fragment custom code-step" data-fragment-index="{}"></span>').format(at - 1)
+                for at in (node.clicks or range(self.fragments + 1, self.fragments + len(steps)))
             )
         return Markup("<div{}>{}<pre><code>{}</code></pre></div>").format(attrs, markers, Markup("").join(rows))
 
@@ -313,17 +325,25 @@ class _Renderer:
             node.code)
 
     def math_block(self, node: MathBlock) -> Markup:
-        return Markup('<div class="math display">{}</div>').format(node.tex)
+        if not (self.clicks and len(node.steps) > 1):
+            return Markup('<div class="math display">{}</div>').format(node.tex)
+        steps = "|".join(",".join(map(str, s)) for s in node.steps)
+        markers = Markup("").join(
+            Markup('<span class="fragment custom code-step" data-fragment-index="{}"></span>').format(at - 1)
+            for at in node.clicks)
+        return Markup('<div class="math-steps" data-steps="{}">{}<div class="math display">{}</div></div>').format(
+            steps, markers, node.tex)
 
-    def table(self, node: Table) -> Markup:
+    def table(self, node: Table, rows: Sequence[Timing | None] = ()) -> Markup:
         def align(col: int) -> Markup:
             value = node.aligns[col] if col < len(node.aligns) else ""
             if value in ("left", "center", "right"):
                 return Markup(' class="align-{}"').format(value)
             return Markup("")
 
-        def row(cells: Sequence[Sequence[Inline]], tag: str) -> Markup:
-            return Markup("<tr>{}</tr>").format(
+        def row(cells: Sequence[Sequence[Inline]], tag: str, timing: Timing | None = None) -> Markup:
+            return Markup("<tr{}>{}</tr>").format(
+                self.timed(timing),
                 Markup("").join(
                     Markup("<{0}{1}>{2}</{0}>").format(Markup(tag), align(i), self.inlines(cell))
                     for i, cell in enumerate(cells)
@@ -331,7 +351,8 @@ class _Renderer:
             )
 
         head = Markup("<thead>{}</thead>").format(row(node.header, "th")) if node.header else Markup("")
-        body = Markup("\n").join(row(cells, "td") for cells in node.rows)
+        body = Markup("\n").join(row(cells, "td", rows[i] if i < len(rows) else None)
+                                 for i, cells in enumerate(node.rows))
         return Markup("<table>{}\n<tbody>\n{}\n</tbody></table>").format(head, body)
 
     def figure(self, node: Figure) -> Markup:
@@ -370,22 +391,26 @@ class _Renderer:
         """The author's HTML as written (as Slidev passes it through); a ``<style>`` scoped to this slide."""
         if rawhtml.is_style(node.html) and self.scope:
             return Markup(rawhtml.scoped_style(node.html, self.scope))
-        return Markup(rawimages.rewrite(node.html, self.media_urls))
+        html = rawimages.rewrite(node.html, self.media_urls)
+        if self.clicks and node.clicks:
+            return Markup(html_clicks.reveal_tags(html, node.clicks))
+        return Markup(html)
 
     def click(self, node: Click) -> Markup:
         if not self.clicks:
             return self.blocks(node.blocks)
         if not node.each:
-            attrs = self.fragment_attrs()
+            attrs = self.timed(node.clicks[0] if node.clicks else None)
             return Markup("<div{}>\n{}\n</div>").format(attrs, self.blocks(node.blocks))
         out = []
         for block in node.blocks:
-            if isinstance(block, BulletList):
-                out.append(self.bullet_list(block, each=True))
-            elif isinstance(block, OrderedList):
-                out.append(self.ordered_list(block, each=True))
+            if isinstance(block, (BulletList, OrderedList)):
+                out.append(self.block(block))  # its items find their timings in self.units
+            elif isinstance(block, Table) and len(node.blocks) == 1:
+                out.append(self.table(block, rows=[self.units.get(clicks.unit_key((block, i)))
+                                                   for i in range(len(block.rows))]))
             else:
-                attrs = self.fragment_attrs()
+                attrs = self.timed(self.units.get(id(block)))
                 out.append(Markup("<div{}>{}</div>").format(attrs, self.block(block)))
         return Markup("\n").join(out)
 
@@ -431,7 +456,10 @@ class _Renderer:
 
     def html_span(self, node: HtmlSpan) -> Markup:
         """An inline element the author wrote: its tag and attributes as written, its content rendered."""
-        return Markup("<{0}{1}>{2}</{0}>").format(Markup(node.tag), Markup(node.attrs), self.inlines(node.children))
+        attrs = node.attrs
+        if self.clicks and node.clicks:
+            attrs = html_clicks.tag_attrs(attrs, node.clicks[0])
+        return Markup("<{0}{1}>{2}</{0}>").format(Markup(node.tag), Markup(attrs), self.inlines(node.children))
 
     def text(self, node: Text) -> Markup:
         return escape(node.text)
@@ -492,11 +520,13 @@ class _Renderer:
 
 def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:
     """Render one slide's body, slots and notes."""
+    slide = clicks.resolve(slide)
     spec = background.slide_layout(slide, settings.deck_settings(deck.headmatter).dark)
     found = background.of_slide(slide)
     styled = any(isinstance(b, RawHtml) and rawhtml.is_style(b.html) for b in walk_blocks(slide_blocks(slide)))
     scope = f"slide-style-{slide.index}" if styled else ""
-    render = _Renderer(media_urls, scope=scope)
+    units = clicks.timing_map(slide_blocks(slide))
+    render = _Renderer(media_urls, scope=scope, units=units, line_numbers=deck.headmatter.get("lineNumbers") is True)
     blocks = list(slide.blocks)
     title = None
     if spec.slots and slide.title_heading is not None and not spec.header:
@@ -515,7 +545,7 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     image = media_urls.get(str(image_src)) if image_src else None
     size = slide.frontmatter.get("backgroundSize")
     image_size = size if isinstance(size, str) and size in _FITS else ("cover" if spec.image == "full" else "")
-    notes = _Renderer(media_urls, clicks=False).blocks(slide.notes_blocks) if slide.notes_blocks else None
+    notes, click_notes = _notes(slide, media_urls)
     classes = " ".join(c for c in (layout_classes(slide.layout, spec),
                                    frontmatter_classes(slide.frontmatter.get("class")), scope) if c)
     return SlideView(
@@ -536,6 +566,7 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         frame_url=frame_url(slide.frontmatter.get("url")) if spec.frame else None,
         image_size=image_size,
         footnotes=render.footnotes(slide.footnotes) if slide.footnotes else None,
+        click_steps=html_clicks.markers(slide.clicks, click_notes, clicks.used(slide)),
         **_look(slide, spec, found, media_urls),
     )
 
@@ -559,6 +590,21 @@ def _look(slide: Slide, spec: Layout, found: background.Background | None,
         "style": style,
         "zoom": float(zoom) if isinstance(zoom, (int, float)) and not isinstance(zoom, bool) and zoom != 1 else None,
     }
+
+
+
+def _notes(slide: Slide, media_urls: Mapping[str, str]) -> tuple[Markup | None, list[Markup | None]]:
+    """The slide's notes, and with ``[click]`` markers the notes shown from each click on (cumulative)."""
+    if not slide.notes_blocks:
+        return None, []
+    render = _Renderer(media_urls, clicks=False)
+    if not (slide.clicks and clicks.has_markers(slide.notes_blocks)):
+        segments = clicks.notes_segments(slide.notes_blocks)
+        return render.blocks([b for _, group in segments for b in group]), []
+    segments = clicks.notes_segments(slide.notes_blocks)
+    def upto(k: int) -> Markup:
+        return render.blocks([b for at, group in segments if at <= k for b in group])
+    return upto(0), [upto(k) for k in range(1, slide.clicks + 1)]
 
 
 def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[comp.Component] = (),

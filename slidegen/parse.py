@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 from markdown_it.token import Token
 
-from . import background, imports, settings
+from . import background, clicks, imports, settings
 from . import deck as d
 from .convert import Converter, nth_brace, raw_ref
 from .errors import SlidegenError
@@ -434,12 +434,11 @@ def _slide(source: _Source, own: _Front, body_start: int, end: int, index: int, 
         notes_conv = Converter(path, lines, notes.text_line0)
         notes_blocks = notes_conv.blocks([t for t in _tokens(notes.text) if t.type != "slot"])
     title, title_heading, title_inlines = _title(front.data, blocks)
-    everything = blocks + tuple(b for group in slot_blocks.values() for b in group)
     at = {key: own.where(key) for key in own.data}
     notes_refs: tuple[d.Ref, ...] = ()
     if notes and notes.text:
         notes_refs = tuple(raw_ref(found, notes.at(found.start), 0) for found in raw_refs(notes.text, "markdown"))
-    return d.Slide(
+    slide = d.Slide(
         index=index,
         line=body_start + 1,
         layout=layout,
@@ -451,7 +450,6 @@ def _slide(source: _Source, own: _Front, body_start: int, end: int, index: int, 
         notes=notes.text if notes else None,
         notes_blocks=notes_blocks,
         notes_line=notes.line if notes and notes.text else 0,
-        clicks=_clicks(everything),
         id=_slide_id(path, front, before),
         title_heading=title_heading,
         title_inlines=title_inlines,
@@ -461,6 +459,10 @@ def _slide(source: _Source, own: _Front, body_start: int, end: int, index: int, 
         footnotes=conv.footnotes(footnote_tokens),
         path=None if path == build.deck else path,
     )
+    try:
+        return clicks.resolve(slide)  # the click timeline (and total) as Slidev resolves it
+    except clicks.AtError as exc:
+        raise SlidegenError(path, exc.line or slide.line, 1, str(exc)) from None
 
 
 def _split_footnotes(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
@@ -612,20 +614,6 @@ def _title(
     if first is None:
         return "", None, ()
     return text, first[0], first[1].children
-
-
-def _clicks(blocks: tuple[d.Block, ...]) -> int:
-    """Clicks to the final state: one per v-click, per v-clicks item, per extra code step."""
-    count = 0
-    for block in d.walk_blocks(blocks):
-        if isinstance(block, d.Click) and block.each:
-            count += sum(len(b.items) if isinstance(b, (d.BulletList, d.OrderedList)) else 1
-                         for b in block.blocks)
-        elif isinstance(block, d.Click):
-            count += 1
-        elif isinstance(block, d.CodeBlock) and block.steps:
-            count += len(block.steps) - 1
-    return count
 
 
 def _slide_id(path: Path, front: _Front, before: list[d.Slide]) -> str | None:

@@ -182,9 +182,9 @@ def check_available() -> Path:
     return chromium
 
 
-def print_url(html: Path) -> str:
-    """The ``file://`` URL of ``html`` in reveal.js's print view, one page per slide."""
-    return Path(html).resolve().as_uri() + "?print-pdf&pdfMaxPagesPerSlide=1"
+def print_url(html: Path, with_clicks: bool = False) -> str:
+    """The ``file://`` URL of ``html`` in reveal.js's print view, one page per slide (``with_clicks``: per click)."""
+    return Path(html).resolve().as_uri() + "?print-pdf&pdfMaxPagesPerSlide=1" + ("&with-clicks" if with_clicks else "")
 
 
 class Printer:
@@ -245,9 +245,11 @@ class Printer:
             self._page = None
 
     def print(self, html: Path, target: Path, *, notes: bool = False,
-              size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)) -> tuple[int, list[int]]:
+              size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX),
+              with_clicks: bool = False) -> tuple[int, list[int]]:
         """Print the deck page ``html`` to ``target`` (atomically); ``size``: its slide in CSS px (reveal.js
-        makes each page that size, from the deck's ``canvasWidth`` and ``aspectRatio``).
+        makes each page that size, from the deck's ``canvasWidth`` and ``aspectRatio``); ``with_clicks``:
+        a page per click of each slide.
 
         Returns the number of pages and the 1-based numbers of slides too tall for their page.
         """
@@ -257,7 +259,7 @@ class Printer:
         try:
             if page.viewport_size != {"width": size[0], "height": size[1]}:
                 page.set_viewport_size({"width": size[0], "height": size[1]})
-            page.goto(print_url(html), wait_until="domcontentloaded")
+            page.goto(print_url(html, with_clicks), wait_until="domcontentloaded")
             page.wait_for_function(_PAGES_READY)
             page.evaluate("document.fonts.ready.then(() => true)")
             too_tall = page.evaluate(_TOO_TALL)
@@ -275,10 +277,11 @@ class Printer:
 
 def print_decks(
     pages: Sequence[tuple[Deck, Path]], out_dir: Path, *, notes: bool = False, suffix: str = ".pdf",
-    on_printed: Callable[[Deck], None] | None = None,
+    on_printed: Callable[[Deck], None] | None = None, with_clicks: bool = False,
 ) -> tuple[list[Path], list[Diagnostic]]:
     """Print each ``(deck, its built HTML page)`` to ``out_dir/SLUG`` + ``suffix`` with one browser;
-    ``on_printed(deck)`` is called after each deck.
+    ``on_printed(deck)`` is called after each deck. ``with_clicks`` prints a page per click of each
+    slide (its state before the first click, then after each), as Slidev's ``export --with-clicks`` does.
 
     Returns the files written and the problems found: a slide too tall for its page is a
     warning at that slide; a deck that fails to print is an error, and the others still print.
@@ -292,7 +295,8 @@ def print_decks(
             target = Path(out_dir) / f"{deck.slug}{suffix}"
             try:
                 look = deck_settings(deck.headmatter)
-                count, too_tall = printer.print(html, target, notes=notes, size=(look.canvas_width, look.canvas_height))
+                count, too_tall = printer.print(html, target, notes=notes, size=(look.canvas_width, look.canvas_height),
+                                                with_clicks=with_clicks)
             except Exception as error:  # a deck that does not print must not stop the others
                 if isinstance(error, UsageError):
                     raise
@@ -311,10 +315,14 @@ def print_decks(
                         "warning",
                     )
                 )
-            if count != len(deck.slides):
+            expected = sum(s.clicks + 1 for s in deck.slides) if with_clicks else len(deck.slides)
+            if count != expected and not with_clicks:
                 problems.append(
                     Diagnostic(display_path(deck.path), 1, 1,
                                f"PDF has {count} page(s) for {len(deck.slides)} slide(s)", "warning")
                 )
+            elif count != expected:
+                problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PDF has {count} page(s) for the "
+                                           f"{expected} click state(s) of {len(deck.slides)} slide(s)", "warning"))
     return written, problems
 

@@ -48,6 +48,21 @@ def check_scale(scale: float) -> float:
     return scale
 
 
+# Go to slide h at click k (0: before the first); resolves to the number of clicks the slide has.
+_AT_CLICK = """([h, k]) => {
+    Reveal.slide(h, 0, k - 1);
+    const indices = new Set(Array.from(Reveal.getCurrentSlide().querySelectorAll('.fragment'))
+        .map((f) => f.getAttribute('data-fragment-index')));
+    return document.fonts.ready.then(() => indices.size);
+}"""
+
+
+def click_names(slide: int, clicks: int, slides: int) -> list[str]:
+    """``01-0.png`` (before the first click), ``01-1.png``... for slide ``slide`` of ``slides``."""
+    width = max(2, len(str(slides)))
+    return [f"{slide:0{width}d}-{k}.png" for k in range(clicks + 1)]
+
+
 def file_names(count: int) -> list[str]:
     """``01.png`` ... for ``count`` slides: zero-padded so they sort in slide order."""
     width = max(2, len(str(count)))
@@ -55,11 +70,13 @@ def file_names(count: int) -> list[str]:
 
 
 def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float,
-                  size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)) -> int:
+                  size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX), with_clicks: bool = False) -> int:
     """Take every slide of the deck page ``html`` into ``folder`` (replaced whole); the slide count.
 
     ``size`` is the deck's slide in CSS px (its ``canvasWidth`` and ``aspectRatio``); the pictures are
-    ``scale`` times 1280 px wide whatever it is, so 1.5 gives 1920x1080 at 16:9 and 1920x1440 at 4:3."""
+    ``scale`` times 1280 px wide whatever it is, so 1.5 gives 1920x1080 at 16:9 and 1920x1440 at 4:3.
+    ``with_clicks``: one picture per click of each slide (:func:`click_names`), not only its final state.
+    """
     context = printer.browser.new_context(
         viewport={"width": size[0], "height": size[1]}, device_scale_factor=scale * SLIDE_WIDTH_PX / size[0])
     staging = folder.with_name(f".{folder.name}.partial")
@@ -76,7 +93,14 @@ def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float,
             if page.evaluate(_SHOW, h) != h:
                 raise RuntimeError(f"reveal.js did not show slide {h + 1}")
             page.wait_for_function(_READY)
-            page.screenshot(path=str(staging / name))
+            if not with_clicks:
+                page.screenshot(path=str(staging / name))
+                continue
+            steps = int(page.evaluate(_AT_CLICK, [h, 0]))
+            for k, step_name in enumerate(click_names(h + 1, steps, count)):
+                page.evaluate(_AT_CLICK, [h, k])
+                page.wait_for_function(_READY)
+                page.screenshot(path=str(staging / step_name))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -92,7 +116,7 @@ def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float,
 
 
 def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
-                   scale: float = DEFAULT_SCALE) -> tuple[list[Path], list[Diagnostic]]:
+                   scale: float = DEFAULT_SCALE, with_clicks: bool = False) -> tuple[list[Path], list[Diagnostic]]:
     """Each ``(deck, its built HTML page)`` to ``out_dir/SLUG/NN.png`` with one browser.
 
     A deck that fails is an error at the deck; the others are still taken.
@@ -106,12 +130,13 @@ def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
             folder = Path(out_dir) / deck.slug
             try:
                 look = deck_settings(deck.headmatter)
-                count = snapshot_deck(printer, html, folder, scale, (look.canvas_width, look.canvas_height))
+                count = snapshot_deck(printer, html, folder, scale, (look.canvas_width, look.canvas_height),
+                                      with_clicks)
             except Exception as error:  # one deck that does not render must not stop the others
                 first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                 problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PNG pictures not taken: {first}"))
                 continue
-            written.extend(folder / name for name in file_names(count))
+            written.extend(sorted(folder.glob("*.png")) if with_clicks else (folder / n for n in file_names(count)))
             if count != len(deck.slides):
                 problems.append(Diagnostic(display_path(deck.path), 1, 1,
                                            f"{count} picture(s) for {len(deck.slides)} slide(s)", "warning"))

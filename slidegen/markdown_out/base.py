@@ -87,6 +87,10 @@ class MarkdownWriter:
         """Content revealed on a click, outside the notes."""
         raise NotImplementedError
 
+    def math_info(self, node: MathBlock, notes: bool) -> str:
+        """What follows a formula's opening ``$$``: nothing here (Slidev's writer adds its line steps)."""
+        return ""
+
     def code_info(self, node: CodeBlock, notes: bool) -> str:
         """The info string after a code fence's backticks: the language."""
         return node.lang
@@ -150,7 +154,7 @@ class MarkdownWriter:
             case CodeBlock():
                 return self.code_block(node, notes)
             case MathBlock():
-                return f"$$\n{node.tex.strip()}\n$$"
+                return f"$${self.math_info(node, notes)}\n{node.tex.strip()}\n$$"
             case Table():
                 return self.table(node)
             case Figure():

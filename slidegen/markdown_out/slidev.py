@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..deck import Click, CodeBlock, Slide
+from ..deck import Click, CodeBlock, MathBlock, Slide
 from .base import MarkdownWriter, yaml_block
 
 
@@ -57,14 +57,28 @@ class SlidevWriter(MarkdownWriter):
 
     def click(self, node: Click) -> str:
         tag = "v-clicks" if node.each else "v-click"
-        return f"<{tag}>\n\n{self.blocks(node.blocks)}\n\n</{tag}>"
+        attrs = "".join([f' at="{node.at}"' if node.at else "", " hide" if node.hide else "",
+                         f' depth="{node.depth}"' if node.each and node.depth != 1 else "",
+                         f' every="{node.every}"' if node.each and node.every != 1 else ""])
+        return f"<{tag}{attrs}>\n\n{self.blocks(node.blocks)}\n\n</{tag}>"
+
+    def math_info(self, node: MathBlock, notes: bool) -> str:
+        """`` {1|3|all}``: the formula's line steps, outside the notes."""
+        if notes or len(node.steps) < 2:
+            return ""
+        return " {" + "|".join("none" if s == (0,) else ",".join(_ranges(s)) if s else "all" for s in node.steps) + "}"
 
     def code_info(self, node: CodeBlock, notes: bool) -> str:
         """The language, then the highlight steps (``{2-3|5}``) outside the notes."""
-        if not node.steps or notes:
+        options = ",".join([f"at:'{node.at}'" if node.at else "",
+                            f"lines:{str(node.line_numbers).lower()}" if node.line_numbers is not None else "",
+                            f"startLine:{node.start_line}" if node.start_line != 1 else "",
+                            f"maxHeight:'{node.max_height}'" if node.max_height else ""]).strip(",")
+        options = ",".join(part for part in options.split(",") if part)
+        if notes or not (node.steps or options):
             return node.lang
-        spec = "|".join(",".join(_ranges(step)) if step else "all" for step in node.steps)
-        return f"{node.lang} {{{spec}}}".strip()
+        spec = "|".join("none" if step == (0,) else ",".join(_ranges(step)) if step else "all" for step in node.steps)
+        return f"{node.lang} {{{spec or 'all'}}}" + (f"{{{options}}}" if options else "")
 
     def slide_link(self, number: int) -> str:
         return f"/{number}"

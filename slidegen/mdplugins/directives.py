@@ -1,7 +1,8 @@
 """Slidev's block directives as markdown-it block rules.
 
-- ``click_plugin``: ``<v-click>`` / ``<v-clicks>`` alone on a line, up to the matching
-  closing tag alone on a line, becomes ``v_click_open`` (``meta["each"]``), the inner
+- ``click_plugin``: ``<v-click>`` / ``<v-clicks>`` / ``<v-after>`` / ``<v-click-hide>`` (with their
+  attributes, ``<v-click at="+2" hide>``) alone on a line, up to the matching closing tag alone on a
+  line, becomes ``v_click_open`` (``meta["each"]``, ``meta["name"]``, ``meta["attrs"]``), the inner
   Markdown's tokens, ``v_click_close``. Blank lines around the inner Markdown are optional.
   An opening tag without its closing tag is left to ``html_block`` (the Deck builder
   reports it as unclosed).
@@ -18,7 +19,7 @@ from markdown_it import MarkdownIt
 from markdown_it.ruler import RuleOptionsType
 from markdown_it.rules_block import StateBlock
 
-CLICK_TAG_RE = re.compile(r"<(/?)(v-clicks?)>")
+CLICK_TAG_RE = re.compile(r"<(/?)(v-click-hide|v-clicks?|v-after)(\s[^<>]*)?>")
 SLOT_RE = re.compile(r"::([A-Za-z0-9_-]+)::")
 _INTERRUPTS: RuleOptionsType = {"alt": ["paragraph", "reference", "blockquote", "list"]}
 
@@ -69,7 +70,7 @@ def _click_rule(state: StateBlock, startLine: int, endLine: int, silent: bool) -
     state.parentType, state.lineMax = "v_click", close
     token = state.push("v_click_open", "div", 1)
     token.map = [startLine, close + 1]
-    token.meta = {"each": name == "v-clicks"}
+    token.meta = {"each": name == "v-clicks", "name": name, "attrs": match.group(3) or ""}
     token.block = True
     state.md.block.tokenize(state, startLine + 1, close)
     token = state.push("v_click_close", "div", -1)

@@ -20,7 +20,7 @@ __all__ = ["write_deck", "image_sizes"]
 
 
 def write_deck(deck: Deck, path: Path, media: Mapping[str, Path],
-               cache_dir: Path | None = None) -> list[Diagnostic]:
+               cache_dir: Path | None = None, animate: bool = True) -> list[Diagnostic]:
     """Write ``deck`` to ``path`` atomically and return the warnings.
 
     ``media`` maps each image src as written in the deck (``Figure.src``, ``Image.src``,
@@ -29,11 +29,12 @@ def write_deck(deck: Deck, path: Path, media: Mapping[str, Path],
     the numbers it cites (``Slide.sources``, filled in by binding). ``cache_dir`` keeps
     each display formula's OMML and fallback PNG across builds (``None``: kept in memory
     for this process only). Raises SlidegenError when display math cannot become an equation.
+    ``animate``: each click becomes a native animation in click order (``False``: final-state slides).
     """
     from slidegen.pptx import layout, render
     from slidegen.pptx.cache import MathCache
 
-    model, warnings = layout.build(deck, image_sizes(media), MathCache(cache_dir))
+    model, warnings = layout.build(deck, image_sizes(media), MathCache(cache_dir), animate=animate)
     atomic_write(path, render.save(render.render(model, media)))
     return warnings
 

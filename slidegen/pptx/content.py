@@ -11,16 +11,16 @@ know fails loudly (:func:`typing.assert_never`) instead of vanishing from the sl
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, assert_never
 
 from pptx.util import Inches, Pt
 
+from slidegen import clicks, htmlpictures, mermaid, rawhtml, rawimages, theme
 from slidegen import components as comp
 from slidegen import deck as d
-from slidegen import htmlpictures, mermaid, rawhtml, rawimages, theme
 from slidegen.errors import SlidegenError
 from slidegen.highlight import tokens
 from slidegen.pptx import texmath
@@ -66,6 +66,8 @@ class Context:
     """Where display math's OMML and fallback pictures come from."""
     pictures: frozenset[str] = frozenset()
     """The media keys that have a picture (an HTML block's, drawn through Chromium, is one when present)."""
+    animate: bool = False
+    """Clicks become animations (:mod:`slidegen.pptx.anim`); ``False``: every slide in its final state."""
 
 
 @dataclass
@@ -81,12 +83,20 @@ class CodeItem:
 
     paras: list[Para]
     width_chars: int
+    steps: tuple[tuple[int, ...], ...] = ()
+    """Highlight steps kept for animation (empty: the final state, no highlight)."""
+    clicks: tuple[int, ...] = ()
+    """The click each step after the first shows on."""
+    appear: int = 0
+    vanish: int = 0
 
 
 @dataclass
 class TableItem:
     header: list[Para]
     rows: list[list[Para]]
+    appear: int = 0
+    vanish: int = 0
 
 
 @dataclass
@@ -96,6 +106,8 @@ class MathItem:
     png: bytes
     size: float
     """Point size the PNG was drawn at."""
+    appear: int = 0
+    vanish: int = 0
 
 
 @dataclass
@@ -107,6 +119,8 @@ class FigureItem:
     emu_per_px: int = 0
     """The largest size of one picture pixel (0: the picture fills its room): a component or diagram
     keeps the size it has on the HTML slide, never larger."""
+    appear: int = 0
+    vanish: int = 0
 
 
 #: One pixel of a component's or diagram's picture, at the size it has on the HTML slide.
@@ -217,7 +231,8 @@ def link_target(url: str, ctx: Context, line: int) -> dict:
 def flatten(blocks: tuple[d.Block, ...], ctx: Context) -> list[Item]:
     """The items for a slot's blocks, in reading order."""
     items: list[Item] = []
-    _blocks(blocks, ctx, items, depth=0, marker=None)
+    units = clicks.timing_map(blocks) if ctx.animate else {}
+    _blocks(blocks, ctx, items, depth=0, marker=None, units=units)
     for item in items:
         if isinstance(item, Flow) and item.paras:
             item.paras[0] = replace(item.paras[0], space_before=Pt(0))
@@ -234,11 +249,19 @@ def _add_para(items: list[Item], para: Para) -> None:
 
 
 def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth: int,
-            marker: tuple[str, int] | None, italic: bool = False) -> None:
-    """Append items for ``blocks``; ``marker`` (kind, number) goes on the first paragraph."""
+            marker: tuple[str, int] | None, italic: bool = False,
+            units: Mapping[object, d.Timing] | None = None) -> None:
+    """Append items for ``blocks``; ``marker`` (kind, number) goes on the first paragraph.
+
+    With ``ctx.animate``, what a click reveals gets its click (``appear``/``vanish``): a ``<v-click>``'s
+    content, and each ``<v-clicks>`` unit by ``units`` (:func:`slidegen.clicks.timing_map`).
+    """
+    units = units or {}
     for block in blocks:
         first = marker
         marker = None
+        before = _mark(items)
+        timing = units.get(id(block))
         match block:
             case d.Paragraph() if shown := comp.block_instances(block, 0):
                 if any(not _blank(n) and not _component(n) for n in block.children):
@@ -253,15 +276,24 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                 _add_para(items, _text_para(block, ctx, depth, first, italic))
             case d.BulletList():
                 for item in block.items:
-                    _blocks(item.blocks, ctx, items, depth + 1, ("bullet", 1), italic)
+                    mark = _mark(items)
+                    _blocks(item.blocks, ctx, items, depth + 1, ("bullet", 1), italic, units)
+                    _stamp(items, mark, units.get(id(item)))
             case d.OrderedList():
                 for i, item in enumerate(block.items):
-                    _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic)
+                    mark = _mark(items)
+                    _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic, units)
+                    _stamp(items, mark, units.get(id(item)))
             case d.CodeBlock() if comp.is_diagram(block):
                 items.append(FigureItem(comp.diagram_key(block.code), mermaid.alt_text(block.code), None, block.line,
                                         PICTURE_EMU_PER_PX))
             case d.CodeBlock():
-                items.append(code_item(block, ctx.sizes.code))
+                numbered = block.line_numbers if block.line_numbers is not None else \
+                    ctx.deck.headmatter.get("lineNumbers") is True
+                code = code_item(block, ctx.sizes.code, block.start_line if numbered else 0)
+                if ctx.animate and len(block.steps) > 1 and block.clicks:
+                    code.steps, code.clicks = block.steps, block.clicks
+                items.append(code)
             case d.MathBlock():
                 items.append(math_item(block, ctx))
             case d.Table():
@@ -269,15 +301,53 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.Figure():
                 items.append(FigureItem(block.src, block.alt, _caption(block.title, ctx), block.line))
             case d.Quote():
-                _blocks(block.blocks, ctx, items, depth + 1 if depth else depth, None, italic=True)
+                _blocks(block.blocks, ctx, items, depth + 1 if depth else depth, None, italic=True, units=units)
             case d.Click():
-                _blocks(block.blocks, ctx, items, depth, first, italic)
+                _blocks(block.blocks, ctx, items, depth, first, italic, units)
+                if ctx.animate and not block.each and block.clicks:
+                    timing = block.clicks[0]
+                elif ctx.animate and len(block.blocks) == 1 and isinstance(block.blocks[0], d.Table):
+                    timing = units.get(clicks.unit_key((block.blocks[0], 0)))  # a table shows whole, on its first row
             case d.Rule():
                 pass  # a thematic break inside a slide: nothing to show
             case d.RawHtml():
                 _raw_html(block, ctx, items)
             case _:
                 assert_never(block)
+        _stamp(items, before, timing)
+
+
+def _mark(items: list[Item]) -> tuple[int, int]:
+    """Where the next block's output starts: the item count, and the paragraphs in the last text box."""
+    last = items[-1] if items else None
+    return len(items), len(last.paras) if isinstance(last, Flow) else 0
+
+
+def _stamp(items: list[Item], mark: tuple[int, int], timing: d.Timing | None) -> None:
+    """Give what was added since ``mark`` the click ``timing`` (combined with any it has: the later
+    appearance, the earlier disappearance)."""
+    if timing is None or timing.at < 1:
+        return
+    count, paras = mark
+    start = count - 1 if paras and count else count
+    for k in range(start, len(items)):
+        item = items[k]
+        if isinstance(item, Flow):
+            first = paras if k == count - 1 else 0
+            item.paras[first:] = [_timed(p, timing) for p in item.paras[first:]]
+        else:
+            item.appear, item.vanish = _combine(item.appear, item.vanish, timing)
+
+
+def _combine(appear: int, vanish: int, timing: d.Timing) -> tuple[int, int]:
+    if timing.hide:
+        return appear, min(vanish, timing.at) if vanish else timing.at
+    return max(appear, timing.at), vanish
+
+
+def _timed(para: Para, timing: d.Timing) -> Para:
+    appear, vanish = _combine(para.appear, para.vanish, timing)
+    return replace(para, appear=appear, vanish=vanish)
 
 
 def _component(node: d.Inline) -> bool:
@@ -359,9 +429,15 @@ def _caption(title: str, ctx: Context) -> Para | None:
     return Para((Run(title),), Pt(max(12.0, ctx.sizes.body - 4)), color=color, align="center")
 
 
-def code_item(block: d.CodeBlock, size: float) -> CodeItem:
-    """Pygments-coloured lines in the theme's monospace font; highlight steps show the final state."""
+def code_item(block: d.CodeBlock, size: float, first_number: int = 0) -> CodeItem:
+    """Pygments-coloured lines in the theme's monospace font; highlight steps show the final state.
+
+    ``first_number`` > 0 numbers the lines from it (``lineNumbers``, ``{lines:true,startLine:N}``), in the muted colour.
+    """
     lines = _highlight(block.code, block.lang)
+    if first_number > 0:
+        width = len(str(first_number + len(lines) - 1))
+        lines = tuple((Run(f"{first_number + i:>{width}}  ", color=theme.MUTED), *line) for i, line in enumerate(lines))
     paras = [Para(line, Pt(size), font=theme.MONO) for line in lines]
     width = max(len(p.text.expandtabs(4)) for p in paras)
     return CodeItem(paras, width)

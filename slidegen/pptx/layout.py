@@ -19,12 +19,12 @@ from typing import assert_never
 
 from pptx.util import Emu, Inches, Pt
 
-from slidegen import background, settings, theme
+from slidegen import background, clicks, settings, theme
 from slidegen import components as comp
 from slidegen import deck as d
 from slidegen.errors import Diagnostic, display_path
 from slidegen.layouts import LAYOUTS, Layout
-from slidegen.pptx import look, texmath
+from slidegen.pptx import code_steps, look, texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (
     CodeItem,
@@ -103,20 +103,23 @@ DEFAULT = KINDS["default"]
 
 
 def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
-          math: MathCache | None = None) -> tuple[PresentationModel, list[Diagnostic]]:
+          math: MathCache | None = None, animate: bool = False) -> tuple[PresentationModel, list[Diagnostic]]:
     """Lay out every slide of ``deck``.
 
     ``image_sizes`` maps each image src that has a file to its pixel size; a src missing
     from it becomes a placeholder and a warning. Each slide's notes end with
     :func:`notes_footer`. ``math`` converts display math (default: in memory, no
-    files). Raises SlidegenError for LaTeX that cannot be converted.
+    files). Raises SlidegenError for LaTeX that cannot be converted. With ``animate``, what a slide
+    reveals on a click carries that click (:mod:`slidegen.pptx.anim` draws the animations) and code
+    highlight steps become one copy of the block per step; without, every slide shows its final state.
     """
     warnings: list[Diagnostic] = []
     slides = []
     math = math or MathCache()
     width = look.slide_width(deck, HEIGHT)
     for slide in deck.slides:
-        model, slide_warnings = _slide(deck, slide, image_sizes, display_path(deck.slide_path(slide)), math, width)
+        model, slide_warnings = _slide(deck, clicks.resolve(slide) if animate else slide, image_sizes,
+                                       display_path(deck.slide_path(slide)), math, width, animate)
         slides.append(replace(model, notes_footer=notes_footer(slide)))
         warnings += slide_warnings
     author = str(deck.headmatter.get("author", "") or "")
@@ -141,7 +144,7 @@ def notes_footer(slide: d.Slide) -> tuple[str, ...]:
 
 
 def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, int]], where: str,
-           math: MathCache, width: int = WIDTH) -> tuple[SlideModel, list[Diagnostic]]:
+           math: MathCache, width: int = WIDTH, animate: bool = False) -> tuple[SlideModel, list[Diagnostic]]:
     kind = KINDS.get(slide.layout)
     fixed: list[Diagnostic] = []
     if kind is None:
@@ -170,7 +173,7 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
             found: list[Diagnostic] = []
             ctx = Context(deck, Sizes.at(scale, kind.look.body_scale), color=color,
                           link_color=theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT, align=kind.layout.align,
-                          warn=sink(found), math=math, pictures=frozenset(image_sizes))
+                          warn=sink(found), math=math, pictures=frozenset(image_sizes), animate=animate)
             placed, fits = place(ctx)
             if fits:
                 break
@@ -477,24 +480,28 @@ def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str
         elif isinstance(item, CodeItem):
             paras = _fit_code(item, area.w)
             h = _flow_height(paras, area.w, CODE_INSET)
-            shapes.append(TextBox(Box(area.x, y, area.w, h), tuple(paras), "Code",
-                                  fill=theme.CODE_BACKGROUND, inset=CODE_INSET))
+            shapes += code_steps.boxes(TextBox(Box(area.x, y, area.w, h), tuple(paras), "Code",
+                                               fill=theme.CODE_BACKGROUND, inset=CODE_INSET,
+                                               appear=item.appear, vanish=item.vanish), item.steps, item.clicks)
         elif isinstance(item, TableItem):
             cols, rows = _table_dims(item, area.w)
             w, h = sum(cols), sum(rows)
             x = area.x + (area.w - w) // 2 if center else area.x
             shapes.append(Table(Box(x, y, w, h), tuple(item.header), tuple(tuple(r) for r in item.rows),
-                                tuple(cols), tuple(rows)))
+                                tuple(cols), tuple(rows), appear=item.appear, vanish=item.vanish))
         elif isinstance(item, MathItem):
             w, h = _math_size(item, ctx, area.w)
             shapes.append(Equation(Box(area.x + (area.w - w) // 2, y, w, h), item.tex, item.omml, item.png,
-                                   Pt(ctx.sizes.math), ctx.color))
+                                   Pt(ctx.sizes.math), ctx.color, appear=item.appear, vanish=item.vanish))
         elif isinstance(item, FigureItem):
+            placed = len(shapes)
             h = _place_figure(item, Box(area.x, y, area.w, per_figure), image_sizes, shapes, ctx)
+            if item.appear or item.vanish:
+                shapes[placed:] = [replace(s, appear=item.appear, vanish=item.vanish) for s in shapes[placed:]]
             if item.caption:
                 cap_h = _caption_height(item, area.w)
                 shapes.append(TextBox(Box(area.x, y + h, area.w, cap_h), (item.caption,), "Caption",
-                                      inset=TEXT_INSET))
+                                      inset=TEXT_INSET, appear=item.appear, vanish=item.vanish))
                 h += cap_h
         else:
             assert_never(item)

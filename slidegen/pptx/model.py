@@ -76,6 +76,10 @@ class Para:
     start: int = 1
     """The number a ``"number"`` paragraph shows."""
     space_before: Length = Emu(0)
+    appear: int = 0
+    """The click the paragraph appears on (0: shown from the start); :mod:`slidegen.pptx.anim` animates it."""
+    vanish: int = 0
+    """The click it disappears on (0: never)."""
 
     @property
     def text(self) -> str:
@@ -94,6 +98,9 @@ class TextBox:
     anchor: str = "top"
     """Vertical anchor: ``top``, ``middle`` or ``bottom``."""
     inset: int = 0
+    appear: int = 0
+    """The click the whole shape appears on (0: shown from the start; its paragraphs may have their own)."""
+    vanish: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,8 @@ class Table:
     col_widths: tuple[int, ...]
     row_heights: tuple[int, ...]
     """Header row first."""
+    appear: int = 0
+    vanish: int = 0
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,8 @@ class Picture:
     alt: str
     opacity: float = 1.0
     """Below 1: drawn faded (a ``background:`` picture)."""
+    appear: int = 0
+    vanish: int = 0
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,8 @@ class Equation:
     size: Length
     """Font size of the formula's characters."""
     color: str = theme.TEXT
+    appear: int = 0
+    vanish: int = 0
 
 
 Shape = TextBox | Table | Picture | Equation

@@ -32,7 +32,7 @@ from pptx.slide import Slide, SlideLayout
 from pptx.util import Emu, Pt
 
 from slidegen import theme
-from slidegen.pptx import pml
+from slidegen.pptx import anim, pml
 from slidegen.pptx.content import BULLETS
 from slidegen.pptx.layout import CELL_MARGIN_X, CELL_MARGIN_Y, INDENT
 from slidegen.pptx.model import Equation, Picture, PresentationModel, SlideModel, Table, TextBox
@@ -141,8 +141,10 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
     filled = [s for _, _, s in ranked]
     others = [s for s in spec.shapes if not (isinstance(s, TextBox) and s.placeholder)]
     shapes: list[str] = []
+    effects: list[anim.Effect] = []
     next_id = 2  # 1 is the shape tree itself
     for shape in (*filled, *others):
+        effects += anim.shape_effects(next_id, shape)
         if isinstance(shape, TextBox):
             ph = slots[PLACEHOLDER_IDX[shape.placeholder]][1] if shape.placeholder else None
             shapes.append(writer.text_box(next_id, shape, ph))
@@ -160,6 +162,7 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
             next_id += 1  # the fallback picture and the text box
         next_id += 1
     pml.append_shapes(c_sld.spTree, shapes)
+    anim.add_timing(slide.element, effects)
 
 
 class _Images:

@@ -1,0 +1,31 @@
+"""Slidev features a deck uses that slidegen shows differently, each a ``check`` warning at its line.
+
+- A ```` ```ts {monaco} ```` block (Slidev embeds its Monaco editor) is a plain highlighted block.
+- PowerPoint animates whole paragraphs and shapes: a click directive on inline HTML
+  (``<span v-click>``) shows the paragraph in full there, and a formula's line steps
+  (``$$ {1|3}``) show the whole formula; the HTML and ``--with-clicks`` PDF step through both.
+"""
+
+from __future__ import annotations
+
+from . import deck as d
+from .errors import Diagnostic
+
+
+def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
+    """The warnings for ``deck`` (shown as ``where``), in slide order."""
+    out: list[Diagnostic] = []
+    for slide in deck.slides:
+        for block in d.walk_blocks(d.slide_blocks(slide)):
+            line = getattr(block, "line", 0) or slide.line
+            if isinstance(block, d.CodeBlock) and block.monaco:
+                out.append(Diagnostic(where, line, 1, "{monaco} code editors are Slidev's own: the block is "
+                                      "shown as plain highlighted code", "warning"))
+            elif isinstance(block, d.MathBlock) and len(block.steps) > 1:
+                out.append(Diagnostic(where, line, 1, "formula steps are shown in HTML and --with-clicks PDF; "
+                                      "PowerPoint shows the whole formula", "warning"))
+            elif any(isinstance(n, d.HtmlSpan) and n.clicks for n in d.walk_inlines(d.block_inlines(block))):
+                out.append(Diagnostic(where, line, 1, "a click on inline HTML is shown in HTML and PDF; "
+                                      "PowerPoint animates whole paragraphs, so it shows this one in full",
+                                      "warning"))
+    return out
