@@ -23,6 +23,14 @@ Norms have no gain or bias, so they own no parameters, and there are no
 biases anywhere. Symbols in comments: B batch, T time, D d_model, H heads,
 Dh = D / H, V vocab.
 
+Document masking (an ablation, off unless asked for): forward(idx, doc) takes a
+(B, T) integer tensor of document ids beside the tokens, and position t then
+attends to s only when s <= t and doc[s] == doc[t], so packed documents do not
+see each other. Positions are not reset at a boundary: a document that starts
+mid-window keeps the window's positions (as in Llama 3's description, which
+masks attention and says nothing of positions). With doc=None, or every id
+equal, the Decoder computes exactly what it computes without it.
+
 µP (param="mup"), relative to a base width `base_d_model`, with
 m = d_model / base_d_model (everything below is the identity when m == 1):
 
@@ -153,6 +161,23 @@ def attention_mask(cfg: ModelConfig) -> torch.Tensor:
     return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
 
 
+def document_mask(doc: torch.Tensor) -> torch.Tensor:
+    """(..., T, T) bool from document ids (..., T): True where position t may not look
+    at s because s lies in another document (doc[s] != doc[t]). The diagonal is never
+    masked, so every row keeps at least one position."""
+    return doc[..., :, None] != doc[..., None, :]
+
+
+def check_doc(doc: torch.Tensor | None, idx: torch.Tensor) -> None:
+    """Document ids must be integers of the tokens' shape."""
+    if doc is None:
+        return
+    if doc.shape != idx.shape:
+        raise ValueError(f"document ids have shape {tuple(doc.shape)}, the tokens {tuple(idx.shape)}")
+    if doc.is_floating_point() or doc.is_complex():
+        raise ValueError(f"document ids must be integers, got {doc.dtype}")
+
+
 class CausalSelfAttention(nn.Module):
     mask: torch.Tensor  # (context, context) bool, a buffer
 
@@ -169,7 +194,8 @@ class CausalSelfAttention(nn.Module):
         mask = attention_mask(cfg)
         self.register_buffer("mask", mask, persistent=False)  # not in state_dict
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, doc: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B, T, D); doc: optional document ids (B, T), attention stays inside a document."""
         B, T, D = x.shape
         H = self.n_heads
         q = self.w_q(x).view(B, T, H, D // H).transpose(1, 2)  # (B, H, T, Dh)
@@ -178,7 +204,10 @@ class CausalSelfAttention(nn.Module):
         if self.qk_norm is not None:
             q, k = self.qk_norm(q), self.qk_norm(k)
         att = (q @ k.transpose(-2, -1)) * self.scale  # (B, H, T, T)
-        att = att.masked_fill(self.mask[:T, :T], float("-inf"))
+        mask = self.mask[:T, :T]  # (T, T)
+        if doc is not None:  # the document mask: also no s in another document than t's
+            mask = mask | document_mask(doc)[:, None]  # (B, 1, T, T)
+        att = att.masked_fill(mask, float("-inf"))
         att = F.softmax(att, dim=-1)  # (B, H, T, T)
         y = att @ v  # (B, H, T, Dh)
         y = y.transpose(1, 2).reshape(B, T, D)  # (B, T, D): heads side by side
@@ -207,21 +236,21 @@ class Block(nn.Module):
         self.ln_2 = Norm(cfg.norm_kind, cfg.norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, doc: torch.Tensor | None = None) -> torch.Tensor:
         if not self.residual:  # the ablation: no highway, each sublayer replaces the stream
             if self.norm == "pre":
-                return self.mlp(self.ln_2(self.attn(self.ln_1(x))))
+                return self.mlp(self.ln_2(self.attn(self.ln_1(x), doc)))
             if self.norm == "post":
-                return self.ln_2(self.mlp(self.ln_1(self.attn(x))))
-            return self.mlp(self.attn(x))
+                return self.ln_2(self.mlp(self.ln_1(self.attn(x, doc))))
+            return self.mlp(self.attn(x, doc))
         if self.norm == "pre":
-            x = x + self.attn(self.ln_1(x))
+            x = x + self.attn(self.ln_1(x), doc)
             x = x + self.mlp(self.ln_2(x))
         elif self.norm == "post":
-            x = self.ln_1(x + self.attn(x))
+            x = self.ln_1(x + self.attn(x, doc))
             x = self.ln_2(x + self.mlp(x))
         else:
-            x = x + self.attn(x)
+            x = x + self.attn(x, doc)
             x = x + self.mlp(x)
         return x
 
@@ -249,14 +278,17 @@ class Decoder(nn.Module):
                 std /= math.sqrt(self.cfg.width_mult)
             p.normal_(0.0, std, generator=generator)
 
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        """Token ids (B, T) with T <= context -> logits (B, T, V)."""
+    def forward(self, idx: torch.Tensor, doc: torch.Tensor | None = None) -> torch.Tensor:
+        """Token ids (B, T) with T <= context -> logits (B, T, V). doc: optional
+        document ids (B, T); attention then stays inside each document (positions
+        are not reset at a boundary: see the module docstring)."""
         B, T = idx.shape
         if self.cfg.context < T:
             raise ValueError(f"sequence length {T} exceeds the context {self.cfg.context}")
+        check_doc(doc, idx)
         x = self.wte(idx) + self.wpe.weight[:T]  # (B, T, D)
         for block in self.blocks:
-            x = block(x)  # (B, T, D)
+            x = block(x, doc)  # (B, T, D)
         if self.ln_f is not None:
             x = self.ln_f(x)
         logits = self.lm_head(x)  # (B, T, V)
@@ -264,8 +296,8 @@ class Decoder(nn.Module):
             logits = logits * self.cfg.logit_mult
         return logits
 
-    def loss(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return cross_entropy(self(idx), targets, self.cfg.z_loss)
+    def loss(self, idx: torch.Tensor, targets: torch.Tensor, doc: torch.Tensor | None = None) -> torch.Tensor:
+        return cross_entropy(self(idx, doc), targets, self.cfg.z_loss)
 
     @torch.no_grad()
     def generate(

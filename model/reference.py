@@ -4,11 +4,14 @@ backward pass, and the optimisers, written out.
 It mirrors model/decoder.py name for name (wte, wpe, blocks.{i}.attn.w_q, ...,
 ln_1, ln_2, ln_f, lm_head) and covers every ModelConfig variant: norm
 pre/post/none, LayerNorm/RMSNorm, QK-norm, z-loss, any number of heads and
-layers, µP multipliers and tied embeddings. Tests hold it to PyTorch autograd
-and torch.optim (tests/model/test_reference.py).
+layers, µP multipliers and tied embeddings, and the document mask (doc ids
+beside the tokens: attention stays inside a document, positions are not reset).
+Tests hold it to PyTorch autograd and torch.optim (tests/model/test_reference.py,
+tests/model/test_doc_mask.py).
 
     state = {k: v.double().numpy() for k, v in model.state_dict().items()}
     loss, grads = loss_and_grads(state, x, y, cfg)      # grads has state's keys
+    loss, grads = loss_and_grads(state, x, y, cfg, doc)  # doc (B, T): the document mask
 
 Conventions: weights are stored as nn.Linear stores them, (out, in), so a
 linear layer is y = x @ W.T, its weight gradient dy.T @ x and its input
@@ -165,7 +168,7 @@ def softmax_backward(dp: np.ndarray, p: np.ndarray) -> np.ndarray:
     # #endregion softmax-backward
 
 
-def attn_forward(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig):
+def attn_forward(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig, doc: np.ndarray | None = None):
     B, T, D = x.shape
     H = cfg.n_heads
     w_q, w_k, w_v, w_o = (state[f"{pre}.{n}.weight"] for n in ("w_q", "w_k", "w_v", "w_o"))
@@ -178,6 +181,8 @@ def attn_forward(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig):
         k, k_cache = norm_forward(k, cfg.norm_kind, cfg.norm_eps)
     att = (q @ k.transpose(0, 1, 3, 2)) * cfg.attn_scale  # (B, H, T, T)
     mask = ~np.eye(T, dtype=bool) if cfg.attention == "self" else np.triu(np.ones((T, T), dtype=bool), k=1)
+    if doc is not None:  # the document mask: no s in another document than t's
+        mask = mask | (doc[:, None, :, None] != doc[:, None, None, :])  # (B, 1, T, T)
     att = np.where(mask, -np.inf, att)  # causal: no s > t; "self": only s = t
     att = np.exp(att - att.max(-1, keepdims=True))
     att = att / att.sum(-1, keepdims=True)  # (B, H, T, T), softmax
@@ -226,47 +231,47 @@ def mlp_backward(dout: np.ndarray, cache, state: dict, pre: str, grads: dict) ->
     # #endregion mlp-backward
 
 
-def block_forward(x: np.ndarray, state: dict, i: int, cfg: ModelConfig):
+def block_forward(x: np.ndarray, state: dict, i: int, cfg: ModelConfig, doc: np.ndarray | None = None):
     pre = f"blocks.{i}"
     kind, eps = cfg.norm_kind, cfg.norm_eps
     ln_1 = ln_2 = None
     if not cfg.residual:  # the ablation: each sublayer's output replaces the stream
-        return _block_forward_no_residual(x, state, pre, cfg)
+        return _block_forward_no_residual(x, state, pre, cfg, doc)
     if cfg.norm == "pre":
         h, ln_1 = norm_forward(x, kind, eps)
-        a, attn = attn_forward(h, state, f"{pre}.attn", cfg)
+        a, attn = attn_forward(h, state, f"{pre}.attn", cfg, doc)
         x = x + a
         h, ln_2 = norm_forward(x, kind, eps)
         m, mlp = mlp_forward(h, state, f"{pre}.mlp")
         x = x + m
     elif cfg.norm == "post":
-        a, attn = attn_forward(x, state, f"{pre}.attn", cfg)
+        a, attn = attn_forward(x, state, f"{pre}.attn", cfg, doc)
         x, ln_1 = norm_forward(x + a, kind, eps)
         m, mlp = mlp_forward(x, state, f"{pre}.mlp")
         x, ln_2 = norm_forward(x + m, kind, eps)
     else:
-        a, attn = attn_forward(x, state, f"{pre}.attn", cfg)
+        a, attn = attn_forward(x, state, f"{pre}.attn", cfg, doc)
         x = x + a
         m, mlp = mlp_forward(x, state, f"{pre}.mlp")
         x = x + m
     return x, (ln_1, attn, ln_2, mlp)
 
 
-def _block_forward_no_residual(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig):
+def _block_forward_no_residual(x: np.ndarray, state: dict, pre: str, cfg: ModelConfig, doc: np.ndarray | None):
     kind, eps = cfg.norm_kind, cfg.norm_eps
     ln_1 = ln_2 = None
     if cfg.norm == "pre":  # mlp(ln_2(attn(ln_1(x))))
         h, ln_1 = norm_forward(x, kind, eps)
-        a, attn = attn_forward(h, state, f"{pre}.attn", cfg)
+        a, attn = attn_forward(h, state, f"{pre}.attn", cfg, doc)
         h, ln_2 = norm_forward(a, kind, eps)
         x, mlp = mlp_forward(h, state, f"{pre}.mlp")
     elif cfg.norm == "post":  # ln_2(mlp(ln_1(attn(x))))
-        a, attn = attn_forward(x, state, f"{pre}.attn", cfg)
+        a, attn = attn_forward(x, state, f"{pre}.attn", cfg, doc)
         h, ln_1 = norm_forward(a, kind, eps)
         m, mlp = mlp_forward(h, state, f"{pre}.mlp")
         x, ln_2 = norm_forward(m, kind, eps)
     else:  # mlp(attn(x))
-        a, attn = attn_forward(x, state, f"{pre}.attn", cfg)
+        a, attn = attn_forward(x, state, f"{pre}.attn", cfg, doc)
         x, mlp = mlp_forward(a, state, f"{pre}.mlp")
     return x, (ln_1, attn, ln_2, mlp)
 
@@ -311,14 +316,19 @@ def head_weight(state: dict, cfg: ModelConfig) -> np.ndarray:
     return state["wte.weight"] if cfg.tie_embeddings else state["lm_head.weight"]
 
 
-def forward(state: dict, idx: np.ndarray, cfg: ModelConfig):
-    """Token ids (B, T) -> logits (B, T, V), and the cache for backward."""
+def forward(state: dict, idx: np.ndarray, cfg: ModelConfig, doc: np.ndarray | None = None):
+    """Token ids (B, T) -> logits (B, T, V), and the cache for backward. doc:
+    optional document ids (B, T), attention then stays inside each document."""
     idx = np.asarray(idx)
     B, T = idx.shape
+    if doc is not None:
+        doc = np.asarray(doc)
+        if doc.shape != idx.shape:
+            raise ValueError(f"document ids have shape {doc.shape}, the tokens {idx.shape}")
     x = state["wte.weight"][idx] + state["wpe.weight"][:T]  # (B, T, D)
     blocks = []
     for i in range(cfg.n_layers):
-        x, cache = block_forward(x, state, i, cfg)  # (B, T, D)
+        x, cache = block_forward(x, state, i, cfg, doc)  # (B, T, D)
         blocks.append(cache)
     ln_f = None
     if cfg.norm == "pre":
@@ -345,11 +355,15 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray, z_loss: float = 0.0):
     return float(loss), dlogits / N
 
 
-def loss_and_grads(state: dict, x: np.ndarray, y: np.ndarray, cfg: ModelConfig) -> tuple[float, dict]:
+def loss_and_grads(
+    state: dict, x: np.ndarray, y: np.ndarray, cfg: ModelConfig, doc: np.ndarray | None = None
+) -> tuple[float, dict]:
     """The loss on (x, y) and its gradient for every key of `state` (tied
-    weights get the same summed gradient under both names, as in torch)."""
+    weights get the same summed gradient under both names, as in torch).
+    doc: optional document ids (B, T) for the document mask; the backward pass
+    needs nothing more (masked attention weights are 0, so is their gradient)."""
     state = {k: np.asarray(v, dtype=np.float64) for k, v in state.items()}
-    logits, (idx, blocks, ln_f, xf) = forward(state, x, cfg)
+    logits, (idx, blocks, ln_f, xf) = forward(state, x, cfg, doc)
     # #region backward-order
     loss, dlogits = cross_entropy(logits, y, cfg.z_loss)  # (p - onehot(y)) / N
     B, T = idx.shape

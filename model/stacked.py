@@ -14,6 +14,12 @@ every config variant, and to the NumPy reference through it.
     net = StackedDecoder(cfg, layout, theta, grad=torch.zeros_like(theta))
     loss = net.loss_and_grad(x, y)                       # (M,); x, y (M, B, T); gradients in grad
     val = net.evaluate(xv, yv)                           # (M,), the same windows for every model
+    loss = net.loss_and_grad(x, y, doc)                  # doc (M, B, T): the document mask
+
+Document masking (off unless document ids are passed): attention from position t
+to s is allowed only when s <= t and doc[s] == doc[t], as in Decoder.forward(idx,
+doc); positions are not reset at a boundary. Without ids, or with every id
+equal, the numbers are exactly those computed without the mask.
 
 model/train.py trains with it, one run or many.
 
@@ -29,7 +35,7 @@ from collections.abc import Sequence
 
 import torch
 
-from model.decoder import Decoder, ModelConfig, attention_mask, mup_lr_scales
+from model.decoder import Decoder, ModelConfig, attention_mask, check_doc, document_mask, mup_lr_scales
 
 EVAL_CHUNK = 256  # validation windows per forward pass in evaluation (bounds memory at large M)
 
@@ -171,18 +177,31 @@ class StackedDecoder:
 
     # -- forward ---------------------------------------------------------------
 
-    def forward(self, idx: torch.Tensor, keep: bool = True):
+    def attention_bias(self, doc: torch.Tensor | None, B: int, T: int) -> torch.Tensor:
+        """What is added to the attention scores: the (T, T) causal (or "self") bias,
+        or with document ids doc (M, B, T) a (G, T, T) one that is also -inf across
+        documents (the same values as the (T, T) bias wherever the ids agree)."""
+        bias = self.mask_bias[:T, :T]
+        if doc is None:
+            return bias
+        H = self.cfg.n_heads
+        across = document_mask(doc.reshape(self.M * B, 1, T))  # (M*B, 1, T, T)
+        return bias.masked_fill(across, float("-inf")).expand(self.M * B, H, T, T).reshape(-1, T, T)  # (G, T, T)
+
+    def forward(self, idx: torch.Tensor, keep: bool = True, doc: torch.Tensor | None = None):
         """Token ids (M, B, T) -> logits^T (M, V, N) and the cache for backward
-        (None unless keep)."""
+        (None unless keep). doc: optional document ids (M, B, T) for the document mask."""
         cfg = self.cfg
+        check_doc(doc, idx)
         M, B, T = idx.shape
         D = cfg.d_model
+        bias = self.attention_bias(doc, B, T)
         tok = idx.reshape(M, 1, B * T).expand(M, D, B * T)  # (M, D, N)
         x = torch.gather(self.w("wte.weight").transpose(1, 2), 2, tok)  # (M, D, N): columns of wte^T
         x.view(M, D, B, T).add_(self.w("wpe.weight")[:, :T].transpose(1, 2).unsqueeze(2))  # + wpe^T
         blocks = []
         for i in range(cfg.n_layers):
-            x, cache = self._block(x, i, (B, T))
+            x, cache = self._block(x, i, (B, T), bias)
             blocks.append(cache)
         ln_f = None
         if cfg.norm == "pre":
@@ -192,42 +211,43 @@ class StackedDecoder:
             logits.mul_(cfg.logit_mult)
         return logits, ((tok, (B, T), blocks, ln_f, x) if keep else None)
 
-    def _block(self, x: torch.Tensor, i: int, bt):
+    def _block(self, x: torch.Tensor, i: int, bt, bias: torch.Tensor):
         cfg = self.cfg
         kind, eps = cfg.norm_kind, cfg.norm_eps
         ln_1 = ln_2 = None
         if not cfg.residual:  # the ablation: each sublayer's output replaces the stream (resid None)
             if cfg.norm == "pre":
                 h, ln_1 = _norm(x, kind, eps)
-                x, attn = self._attn(h, None, i, bt)
+                x, attn = self._attn(h, None, i, bt, bias)
                 h, ln_2 = _norm(x, kind, eps)
                 x, mlp = self._mlp(h, None, i)
             elif cfg.norm == "post":
-                x, attn = self._attn(x, None, i, bt)
+                x, attn = self._attn(x, None, i, bt, bias)
                 x, ln_1 = _norm(x, kind, eps)
                 x, mlp = self._mlp(x, None, i)
                 x, ln_2 = _norm(x, kind, eps)
             else:
-                x, attn = self._attn(x, None, i, bt)
+                x, attn = self._attn(x, None, i, bt, bias)
                 x, mlp = self._mlp(x, None, i)
             return x, (ln_1, attn, ln_2, mlp)
         if cfg.norm == "pre":
             h, ln_1 = _norm(x, kind, eps)
-            x, attn = self._attn(h, x, i, bt)  # x + attn(ln_1(x))
+            x, attn = self._attn(h, x, i, bt, bias)  # x + attn(ln_1(x))
             h, ln_2 = _norm(x, kind, eps)
             x, mlp = self._mlp(h, x, i)  # x + mlp(ln_2(x))
         elif cfg.norm == "post":
-            x, attn = self._attn(x, x, i, bt)
+            x, attn = self._attn(x, x, i, bt, bias)
             x, ln_1 = _norm(x, kind, eps)
             x, mlp = self._mlp(x, x, i)
             x, ln_2 = _norm(x, kind, eps)
         else:
-            x, attn = self._attn(x, x, i, bt)
+            x, attn = self._attn(x, x, i, bt, bias)
             x, mlp = self._mlp(x, x, i)
         return x, (ln_1, attn, ln_2, mlp)
 
-    def _attn(self, h: torch.Tensor, resid: torch.Tensor | None, i: int, bt):
-        """resid + attention(h), both (M, D, N); attention(h) alone if resid is None."""
+    def _attn(self, h: torch.Tensor, resid: torch.Tensor | None, i: int, bt, bias: torch.Tensor):
+        """resid + attention(h), both (M, D, N); attention(h) alone if resid is None.
+        bias: the attention bias, (T, T) or (G, T, T) (see attention_bias)."""
         cfg = self.cfg
         M, (B, T) = self.M, bt
         D, H = cfg.d_model, cfg.n_heads
@@ -240,7 +260,7 @@ class StackedDecoder:
         if cfg.qk_norm:  # each head's query and key vectors, over Dh
             q, q_cache = _norm(q, cfg.norm_kind, cfg.norm_eps)
             k, k_cache = _norm(k, cfg.norm_kind, cfg.norm_eps)
-        att = torch.baddbmm(self.mask_bias[:T, :T], q.transpose(1, 2), k, alpha=cfg.attn_scale)  # (G, T, T)
+        att = torch.baddbmm(bias, q.transpose(1, 2), k, alpha=cfg.attn_scale)  # (G, T, T)
         att = torch.softmax(att, dim=-1)
         y = torch.bmm(v, att.transpose(1, 2))  # (G, Dh, T)
         y = y.view(M, B, H, Dh, T).permute(0, 2, 3, 1, 4).reshape(M, D, B * T)  # (M, D, N), a copy
@@ -259,13 +279,15 @@ class StackedDecoder:
 
     # -- loss and backward -----------------------------------------------------
 
-    def loss_and_grad(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    def loss_and_grad(self, idx: torch.Tensor, targets: torch.Tensor, doc: torch.Tensor | None = None) -> torch.Tensor:
         """Each model's mean cross-entropy (+ z-loss) on its batch (idx and
-        targets (M, B, T)), as an (M,) tensor; the gradients go to `grad`."""
+        targets (M, B, T)), as an (M,) tensor; the gradients go to `grad`.
+        doc: optional document ids (M, B, T) for the document mask (the backward
+        pass needs nothing more: masked attention weights are 0, so is their gradient)."""
         cfg = self.cfg
         M, B, T = idx.shape
         N = B * T
-        logits, (tok, _, blocks, ln_f, xf) = self.forward(idx, keep=True)
+        logits, (tok, _, blocks, ln_f, xf) = self.forward(idx, keep=True, doc=doc)
         tgt = targets.reshape(M, 1, N)
         # one exp pass serves the loss and its gradient (log_softmax and then exp would be two)
         shift, total, tgt_logit = _exp_shifted_(logits, tgt)  # logits becomes exp(logits - shift)
@@ -363,13 +385,14 @@ class StackedDecoder:
         return torch.bmm(w_qkv.transpose(1, 2), dqkv)  # (M, D, N)
 
     @torch.no_grad()
-    def evaluate(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    def evaluate(self, x: torch.Tensor, y: torch.Tensor, doc: torch.Tensor | None = None) -> torch.Tensor:
         """Each model's mean loss (z-loss excluded) over the windows x, y (n, T),
-        shared by all models: an (M,) tensor."""
+        shared by all models: an (M,) tensor. doc: optional document ids (n, T)."""
         total = torch.zeros(self.M, dtype=torch.float64)
         for s in range(0, len(x), EVAL_CHUNK):
             xc, yc = x[s : s + EVAL_CHUNK], y[s : s + EVAL_CHUNK]
-            logits, _ = self.forward(xc.expand(self.M, *xc.shape), keep=False)  # (M, V, n*T)
+            dc = None if doc is None else doc[s : s + EVAL_CHUNK].expand(self.M, *xc.shape)
+            logits, _ = self.forward(xc.expand(self.M, *xc.shape), keep=False, doc=dc)  # (M, V, n*T)
             tgt = yc.reshape(1, 1, -1).expand(self.M, 1, -1)
             _, exp_sum, tgt_logit = _exp_shifted_(logits, tgt)  # no log-probabilities written
             total += (exp_sum.log_() - tgt_logit).sum((1, 2), dtype=torch.float64)
