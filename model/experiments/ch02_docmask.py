@@ -333,6 +333,7 @@ def docmask(ctx: RunContext) -> Outcome:
             ),
         }
     val = {arm: np.array([r.val_loss_final for r in chosen[arm]]) for arm in ARMS}
+    crossing = windows_crossing([s for s in starts if 0 < s < n_train], n_train, T)
     m |= {
         "ch02.docmask.val_diff": measured(val["mask"] - val["nomask"], "nats",
                                           "validation loss, mask arm minus no-mask arm (same seeds)", 2),
@@ -340,8 +341,9 @@ def docmask(ctx: RunContext) -> Outcome:
         "ch02.docmask.lr_low": exact(min(cfg.lrs), "", "lowest learning rate of the sweep", 1),
         "ch02.docmask.lr_high": exact(max(cfg.lrs), "", "highest learning rate of the sweep", 1),
         "ch02.docmask.rates": exact(len(cfg.lrs), "rates", "learning rates swept per arm"),
-        "ch02.docmask.train_crossing": exact(windows_crossing([s for s in starts if 0 < s < n_train], n_train, T),
-                                             "windows", "training windows that hold a scene boundary"),
+        "ch02.docmask.train_crossing": exact(crossing, "windows", "training windows that hold a scene boundary"),
+        "ch02.docmask.train_crossing_share": exact(crossing / (n_train - T), "",
+                                                   "share of training windows that hold a scene boundary", 2),
         "ch02.docmask.heldout_overlap": exact(overlap, "windows", "validation windows overlapping training text (0)"),
         "ch02.docmask.val_crossing": exact(val_crossing, "windows", "validation windows that hold a scene boundary"),
         "ch02.docmask.mac_boundaries": exact(len(mac_starts) - 1, "boundaries", "scene boundaries in Macbeth"),
