@@ -204,23 +204,24 @@ DOCMASK_EVALS = (  # the order of ch02.docmask's "scores": (label, hatch)
     ("trained without the mask", ""),
     ("trained with the mask", "//"),
     ("trained without, evaluated with the mask", ".."),
+    ("trained with, evaluated without the mask", "xx"),
 )
 
 
 @figure("ch02.docmask", runs=("ch02.docmask",))
 def docmask(runs):
     """Macbeth's loss on a scene's first 4 and 8 characters and far from any boundary, for
-    the arm trained without the mask, the arm trained with it, and the first evaluated with
-    the mask (mean of three seeds, bars: their sd)."""
+    the arm trained without the mask and the arm trained with it, each evaluated as trained
+    and the other way (mean of three seeds, bars: their sd)."""
     run = runs["ch02.docmask"]
     scores = run["scores"]  # (evaluations, scores, seeds)
     names = [f"first {int(k)}\ncharacters" for k in run["first"]] + ["far from\na boundary"]
     fig, ax = new_figure(height=4.4)
-    width = 0.26
+    width = 0.2
     x = np.arange(len(names))
     for e, (label, hatch) in enumerate(DOCMASK_EVALS):
         v = scores[e]
-        ax.bar(x + (e - 1) * width, v.mean(axis=1), width, yerr=v.std(axis=1, ddof=1), label=label,
+        ax.bar(x + (e - 1.5) * width, v.mean(axis=1), width, yerr=v.std(axis=1, ddof=1), label=label,
                color=theme.PALETTE[e], hatch=hatch, edgecolor=theme.BACKGROUND, capsize=4)  # fmt: skip
     ax.set_xticks(x, names)
     ax.set_ylabel("Macbeth loss (nats)")
