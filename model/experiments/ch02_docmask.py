@@ -358,6 +358,7 @@ def docmask(ctx: RunContext) -> Outcome:
         "ch02.docmask.far_count": exact(int(far.keep.sum()), "predictions", "Macbeth predictions far from a boundary"),
     }  # fmt: skip
     for k in cfg.first:
+        m[f"ch02.docmask.first{k}_chars"] = exact(k, "characters", f"k, a scene's first {k} characters (chosen first)")
         m[f"ch02.docmask.first{k}_count"] = exact(
             int(near[k].keep.sum()), "predictions", f"Macbeth predictions from a scene's first {k} characters"
         )
