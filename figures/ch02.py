@@ -201,8 +201,8 @@ def data_size(runs):
 
 
 DOCMASK_EVALS = (  # the order of ch02.docmask's "scores": (label, hatch)
-    ("trained without the mask", ""),
-    ("trained with the mask", "//"),
+    ("trained and evaluated without the mask", ""),
+    ("trained and evaluated with the mask", "//"),
     ("trained without, evaluated with the mask", ".."),
     ("trained with, evaluated without the mask", "xx"),
 )
@@ -216,7 +216,7 @@ def docmask(runs):
     run = runs["ch02.docmask"]
     scores = run["scores"]  # (evaluations, scores, seeds)
     names = [f"first {int(k)}\ncharacters" for k in run["first"]] + ["far from\na boundary"]
-    fig, ax = new_figure(height=4.4)
+    fig, ax = new_figure(width=7.2, height=6.4)
     width = 0.2
     x = np.arange(len(names))
     for e, (label, hatch) in enumerate(DOCMASK_EVALS):
@@ -224,7 +224,7 @@ def docmask(runs):
         ax.bar(x + (e - 1.5) * width, v.mean(axis=1), width, yerr=v.std(axis=1, ddof=1), label=label,
                color=theme.PALETTE[e], hatch=hatch, edgecolor=theme.BACKGROUND, capsize=4)  # fmt: skip
     ax.set_xticks(x, names)
-    ax.set_ylabel("Macbeth loss (nats)")
+    ax.set_ylabel("loss on Macbeth (nats)")
     ax.grid(axis="x", visible=False)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=1)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=1, fontsize=16)
     return fig
