@@ -1,6 +1,6 @@
 """Chapter 2 figures: the book's characters, context length, BPE on the book (merges,
-characters per token, a line segmented, Decoders in bits per character), mixtures and
-data size.
+characters per token, a line segmented, Decoders in bits per character), packing with and
+without a document mask, mixtures and data size.
 
 Compared curves differ in line style and marker as well as colour, so they stay apart in grey-scale.
 """
@@ -197,4 +197,34 @@ def data_size(runs):
     ax.set_xlim(200, step[-1])  # before, the running training loss still lags far behind
     ax.set_ylim(-0.1, None)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
+    return fig
+
+
+DOCMASK_EVALS = (  # the order of ch02.docmask's "scores": (label, hatch)
+    ("trained and evaluated without the mask", ""),
+    ("trained and evaluated with the mask", "//"),
+    ("trained without, evaluated with the mask", ".."),
+    ("trained with, evaluated without the mask", "xx"),
+)
+
+
+@figure("ch02.docmask", runs=("ch02.docmask",))
+def docmask(runs):
+    """Macbeth's loss on a scene's first 4 and 8 characters and far from any boundary, for
+    the arm trained without the mask and the arm trained with it, each evaluated as trained
+    and the other way (mean of three seeds, bars: their sd)."""
+    run = runs["ch02.docmask"]
+    scores = run["scores"]  # (evaluations, scores, seeds)
+    names = [f"first {int(k)}\ncharacters" for k in run["first"]] + ["far from\na boundary"]
+    fig, ax = new_figure(width=7.2, height=6.4)
+    width = 0.2
+    x = np.arange(len(names))
+    for e, (label, hatch) in enumerate(DOCMASK_EVALS):
+        v = scores[e]
+        ax.bar(x + (e - 1.5) * width, v.mean(axis=1), width, yerr=v.std(axis=1, ddof=1), label=label,
+               color=theme.PALETTE[e], hatch=hatch, edgecolor=theme.BACKGROUND, capsize=4)  # fmt: skip
+    ax.set_xticks(x, names)
+    ax.set_ylabel("loss on Macbeth (nats)")
+    ax.grid(axis="x", visible=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=1, fontsize=16)
     return fig

@@ -1,0 +1,379 @@
+"""Chapter 2, packing with and without a document mask (``ch02.docmask``).
+
+The play's scenes are its documents, packed end to end: training windows are drawn
+as everywhere else (random starts in the training text) and cross scene boundaries
+where they fall. Two arms on the same seeds, each at its own tuned learning rate:
+attention across a boundary allowed (no mask), or blocked (the document mask of
+model/decoder.py; positions are not reset at a boundary). Measured per arm: the
+final validation loss, and on a play the Decoder never trained on (Macbeth, whose
+scenes give the boundaries that Hamlet's held-out text lacks) the loss on the first
+k characters of a scene against the loss far from a boundary, each arm evaluated the
+way it was trained and also the other way (the unmasked arm with the mask, the masked
+arm without it).
+
+This experiment lives in its own module so that the rest of chapter 2's results keep
+their fingerprints. ``train_packed`` is train_many's loop (one stack, no checkpoint)
+with document ids beside the batches; without them it computes exactly what
+``train_many(..., workers=1)`` computes (tests/model/test_ch02_docmask.py).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+
+from model.data import Batches, Corpus, book_path, load_corpus, load_text, val_windows
+from model.decoder import ModelConfig
+from model.experiments.ch02_data import MACBETH, SEEDS, best_rung, scene_starts, windows_crossing
+from model.experiments.common import exact, measured, progress
+from model.experiments.registry import Measurement, Outcome, RunContext, experiment
+from model.optim import Optimizer, clip_
+from model.stacked import EVAL_CHUNK, StackedDecoder, init_stack
+from model.train import CURVES, TrainConfig, TrainResult, config_dict, lr_at
+
+ARMS = ("nomask", "mask")  # trained without the document mask, with it
+
+
+# --------------------------------------------------------------------------- documents and windows (tested)
+
+
+def doc_ids(starts: list[int], n: int) -> torch.Tensor:
+    """The document of each of n characters (int64): the index of the last start at or before it."""
+    if not starts or starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:], strict=False)):
+        raise ValueError("document starts must begin at 0 and increase")
+    return torch.from_numpy(np.searchsorted(np.asarray(starts), np.arange(n), side="right") - 1)
+
+
+class DocBatches(Batches):
+    """Batches, and beside each batch the document ids of its inputs (M, B, T): the same
+    windows as Batches draws from the same seeds."""
+
+    def __init__(self, data: torch.Tensor, docs: torch.Tensor, data_seeds: list[int], batch: int, context: int):
+        if len(docs) != len(data):
+            raise ValueError(f"{len(docs)} document ids for {len(data)} tokens")
+        super().__init__(data, data_seeds, batch, context)
+        self.docs = docs
+
+    def next_with_docs(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        x, y = self.next()
+        starts = self.starts[:, self.k - 1]  # (M, B): this step's window starts
+        return x, y, self.docs[starts[..., None] + self.span[:-1]]  # (M, B, T)
+
+
+def window_docs(docs: torch.Tensor, context: int) -> torch.Tensor:
+    """The document ids of the inputs of val_windows(data, context), (n, T)."""
+    n = (len(docs) - 1) // context
+    return docs[(torch.arange(n) * context)[:, None] + torch.arange(context)]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Windows to score, and which of their predictions count: x, y, doc (n, T); keep (n, T) bool."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    doc: torch.Tensor
+    keep: torch.Tensor
+
+
+def after_boundary(ids: torch.Tensor, docs: torch.Tensor, starts: list[int], context: int, k: int) -> Scored:
+    """The predictions made from a scene's first k characters (inputs s .. s + k - 1, targets
+    s + 1 .. s + k, for each scene start s > 0), in every window where they follow part of the
+    previous scene: the window starts j = 1 .. context - k characters before s."""
+    rows, keep = [], []
+    for s in starts:
+        for j in range(1, context - k + 1):
+            w = s - j
+            if s > 0 and w >= 0 and w + context + 1 <= len(ids):
+                rows.append(w)
+                keep.append((torch.arange(context) >= j) & (torch.arange(context) < j + k))
+    if not rows:
+        raise ValueError("no scene start leaves room for a window around it")
+    at = torch.tensor(rows)[:, None] + torch.arange(context)  # (n, T): input positions
+    return Scored(ids[at], ids[at + 1], docs[at], torch.stack(keep))
+
+
+def far_from_boundary(ids: torch.Tensor, docs: torch.Tensor, starts: list[int], context: int) -> Scored:
+    """The predictions of val_windows(ids, context) whose input is at least `context`
+    characters into its scene and whose target is not a scene's first character: no
+    window of `context` characters could hold a boundary before them."""
+    x, y = val_windows(ids, context)
+    doc = window_docs(docs, context)
+    pos = (torch.arange(len(x)) * context)[:, None] + torch.arange(context)  # (n, T): input positions
+    begin = torch.tensor(starts)[doc]  # the start of each input's scene
+    keep = (pos - begin >= context) & (docs[pos + 1] == doc)
+    return Scored(x, y, doc, keep)
+
+
+# --------------------------------------------------------------------------- training and scoring
+
+
+@torch.no_grad()
+def token_losses(net: StackedDecoder, x: torch.Tensor, y: torch.Tensor, doc: torch.Tensor | None) -> torch.Tensor:
+    """Every model's loss on every prediction of the windows x, y (n, T): (M, n, T) float64."""
+    out = []
+    M = net.M
+    for s in range(0, len(x), EVAL_CHUNK):
+        xc, yc = x[s : s + EVAL_CHUNK], y[s : s + EVAL_CHUNK]
+        dc = None if doc is None else doc[s : s + EVAL_CHUNK].expand(M, *xc.shape)
+        logits, _ = net.forward(xc.expand(M, *xc.shape), keep=False, doc=dc)  # (M, V, n*T)
+        logp = torch.log_softmax(logits.double(), dim=1)
+        out.append(-logp.gather(1, yc.reshape(1, 1, -1).expand(M, 1, -1)).view(M, *xc.shape))
+    return torch.cat(out, dim=1)
+
+
+def train_packed(
+    cfg: ModelConfig, runs: list[TrainConfig], corpus: Corpus, docs: torch.Tensor | None,
+    val_docs: torch.Tensor | None = None, on_eval: Callable[[int, dict], None] | None = None,
+) -> list[TrainResult]:  # fmt: skip
+    """Train len(runs) Decoders as one stack, as train_many(..., workers=1) does, with the
+    document mask when `docs` (the document of each training character) is given; the
+    evaluations use `val_docs` (the document of each validation character) with it."""
+    t_start = time.perf_counter()
+    M, T, B = len(runs), cfg.context, runs[0].batch
+    for name in ("batch", "optimizer", "eval_every"):
+        if len({getattr(r, name) for r in runs}) > 1:
+            raise ValueError(f"stacked runs must share {name}")
+    steps = max(r.steps for r in runs)
+    layout, theta = init_stack(cfg, [r.seed for r in runs])
+    grad = torch.zeros_like(theta)
+    net = StackedDecoder(cfg, layout, theta, grad)
+    lr = torch.zeros(steps, M, dtype=torch.float64)
+    for m, r in enumerate(runs):
+        lr[: r.steps, m] = torch.tensor([lr_at(k, r) for k in range(r.steps)], dtype=torch.float64)
+    opt = Optimizer(runs[0].optimizer, lr, [r.betas for r in runs], [r.eps for r in runs],
+                    [r.weight_decay for r in runs], layout.lr_scales(cfg),
+                    [r.bias_correction for r in runs])  # fmt: skip
+    clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])
+    seeds = [r.data_seed_value for r in runs]
+    masked = docs is not None
+    batches = DocBatches(corpus.train, docs, seeds, B, T) if docs is not None else Batches(corpus.train, seeds, B, T)
+    xv, yv = val_windows(corpus.val, T)
+    dv = window_docs(val_docs, T) if masked and val_docs is not None else None
+    losses, norms = torch.zeros(steps, M), torch.zeros(steps, M)
+    interval = torch.zeros(M, dtype=torch.float64)
+    norm = torch.full((M,), math.nan)
+    curves: list[dict[str, list[float]]] = [{k: [] for k in CURVES} for _ in runs]
+    active = torch.ones(M, dtype=torch.bool)
+    diverged: list[int | None] = [None] * M
+    stopped = [r.steps for r in runs]
+    final = theta.clone()
+
+    def record(step: int, due: list[int]) -> None:
+        val = net.evaluate(xv, yv, dv).tolist()
+        for m in due:
+            c = curves[m]
+            n = step - c["step"][-1] if c["step"] else 0
+            rec = {"step": step, "train_loss": float(interval[m]) / n if n else math.nan, "val_loss": val[m],
+                   "grad_norm": float(norm[m]), "lr": lr_at(max(step - 1, 0), runs[m])}  # fmt: skip
+            for key, v in rec.items():
+                c[key].append(v)
+            interval[m] = 0.0
+            if on_eval is not None:
+                on_eval(m, dict(rec))
+
+    def stop(m: int, step: int) -> None:
+        active[m] = False
+        final[m] = theta[m]
+        stopped[m] = step
+
+    record(0, list(range(M)))
+    for step in range(steps):
+        if not active.any():
+            break
+        if isinstance(batches, DocBatches):
+            x, y, doc = batches.next_with_docs()
+            loss = net.loss_and_grad(x, y, doc)
+        else:
+            x, y = batches.next()
+            loss = net.loss_and_grad(x, y)
+        norm = torch.linalg.vector_norm(grad, dim=1)
+        if not torch.isfinite(torch.where(active, loss + norm, 0.0).sum()).item():
+            for m in (active & ~torch.isfinite(loss + norm)).nonzero().flatten().tolist():
+                diverged[m] = step
+                stop(m, step)
+            grad[~active] = 0.0
+        clip_(grad, norm, clip)
+        losses[step], norms[step] = loss, norm
+        interval.add_(torch.where(active, loss, 0.0))
+        opt.step(theta, grad)
+        done = step + 1
+        running = active.nonzero().flatten().tolist()
+        finishing = [m for m in running if runs[m].steps == done]
+        due = [m for m in running if done % runs[m].eval_every == 0 or m in finishing]
+        if due:
+            record(done, due)
+        for m in finishing:
+            stop(m, done)
+    seconds = (time.perf_counter() - t_start) / M
+    results = []
+    for m, r in enumerate(runs):
+        n = stopped[m]
+        ok = diverged[m] is None and n == r.steps
+        c = curves[m]
+        results.append(TrainResult(
+            model_config=config_dict(cfg), train_config={**config_dict(r), "data_seed": r.data_seed_value},
+            val_loss_init=c["val_loss"][0], val_loss_final=c["val_loss"][-1] if ok else math.nan,
+            train_loss_final=c["train_loss"][-1] if ok else math.nan, steps=n, seconds=seconds,
+            tokens_seen=n * B * T, diverged_at=diverged[m], curves=c, step_losses=losses[:n, m].tolist(),
+            step_grad_norms=norms[:n, m].tolist(), state_dict=layout.state_dict(final[m], cfg),
+        ))  # fmt: skip
+    return results
+
+
+def _stack_of(cfg: ModelConfig, results: list[TrainResult]) -> StackedDecoder:
+    """The trained runs' final weights as one stack, for scoring."""
+    layout, _ = init_stack(cfg, [0])
+    theta = torch.stack([torch.cat([(r.state_dict or {})[n].reshape(-1) for n in layout.names]) for r in results])
+    return StackedDecoder(cfg, layout, theta, torch.zeros_like(theta))
+
+
+def _mean_kept(losses: torch.Tensor, keep: torch.Tensor) -> np.ndarray:
+    """Each model's mean loss over the kept predictions: (M,)."""
+    return (losses * keep).sum((1, 2)).numpy() / int(keep.sum())
+
+
+# --------------------------------------------------------------------------- the experiment
+
+
+@dataclass(frozen=True)
+class DocMask:
+    lrs: tuple[float, ...] = (6e-3, 2e-2, 6e-2)  # about 3x apart, around context 16's best (ch02.ctx.c16.lr)
+    first: tuple[int, ...] = (4, 8)  # k: the predictions from a scene's first k characters, chosen in advance
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run's steps
+
+
+EVALS = {  # name -> (arm trained, mask at evaluation)
+    "nomask": ("nomask", False),
+    "mask": ("mask", True),
+    "nomask_eval_mask": ("nomask", True),
+    "mask_eval_nomask": ("mask", False),
+}
+
+
+@experiment("ch02.docmask", config=DocMask(), seeds=SEEDS, quick={"train.steps": 20, "train.eval_every": 10})
+def docmask(ctx: RunContext) -> Outcome:
+    """Packing with and without a document mask: validation loss, and the loss on a scene's
+    first characters against far from a boundary (each arm at its own tuned rate)."""
+    cfg: DocMask = ctx.config
+    corpus = load_corpus()
+    model = ModelConfig()
+    T, n_train = model.context, len(corpus.train)
+    starts = scene_starts(corpus.text)
+    docs = doc_ids(starts, len(corpus.text))
+    train_docs, val_docs = docs[:n_train], docs[n_train:]
+    # held out: validation windows hold characters n_train .. only; training windows end before n_train
+    xv, _ = val_windows(corpus.val, T)
+    last_train = n_train - 1  # a training window starts at most at n_train - T - 1 and holds T + 1 characters
+    overlap = int((n_train + torch.arange(len(xv)) * T <= last_train).sum())
+    if overlap:
+        raise AssertionError(f"{overlap} validation windows overlap the training text")
+    val_crossing = int((window_docs(val_docs, T) != window_docs(val_docs, T)[:, :1]).any(1).sum())
+    # the boundaries to score: Macbeth's scenes, encoded with Hamlet's vocabulary
+    mac_text = load_text(book_path(MACBETH))
+    mac = torch.from_numpy(corpus.vocab.encode(mac_text))
+    mac_starts = scene_starts(mac_text)
+    mac_docs = doc_ids(mac_starts, len(mac))
+    near = {k: after_boundary(mac, mac_docs, mac_starts, T, k) for k in cfg.first}
+    far = far_from_boundary(mac, mac_docs, mac_starts, T)
+
+    results: dict[str, list[TrainResult]] = {}
+    chosen: dict[str, list[TrainResult]] = {}
+    m: dict[str, Measurement] = {}
+    ladder = [replace(cfg.train, lr=lr, seed=s) for lr in cfg.lrs for s in ctx.seeds]
+    S = len(ctx.seeds)
+    for a, arm in enumerate(ARMS):
+        hook = progress(ctx, cfg.train, a / len(ARMS), 1 / len(ARMS))
+        if arm == "mask":
+            results[arm] = train_packed(model, ladder, corpus, train_docs, val_docs, on_eval=hook)
+        else:
+            results[arm] = train_packed(model, ladder, corpus, None, on_eval=hook)
+        finals = np.array([r.val_loss_final for r in results[arm]]).reshape(len(cfg.lrs), S)
+        b = best_rung(finals)
+        chosen[arm] = results[arm][b * S : (b + 1) * S]
+        m |= {
+            f"ch02.docmask.{arm}.lr": exact(cfg.lrs[b], "", f"learning rate chosen for the {arm} arm", 1),
+            f"ch02.docmask.{arm}.edge": exact(int(b in (0, len(cfg.lrs) - 1)), "",
+                                              f"1 if the {arm} arm's chosen rate is at the sweep's edge"),
+            f"ch02.docmask.{arm}.val": measured(finals[b], "nats", f"validation loss, {arm} arm at its chosen rate"),
+        }  # fmt: skip
+        for i, lr in enumerate(cfg.lrs):
+            m[f"ch02.docmask.{arm}.sweep{i}.val"] = measured(
+                finals[i], "nats", f"validation loss, {arm} arm at learning rate {lr:g}"
+            )
+    scores: dict[str, dict[str, np.ndarray]] = {}
+    for name, (arm, with_mask) in EVALS.items():
+        net = _stack_of(model, chosen[arm])
+        scores[name] = {}
+        for key, sc in [*((f"first{k}", near[k]) for k in cfg.first), ("far", far)]:
+            lt = token_losses(net, sc.x, sc.y, sc.doc if with_mask else None)
+            scores[name][key] = _mean_kept(lt, sc.keep)
+    for as_trained, other in (("nomask", "nomask_eval_mask"), ("mask", "mask_eval_nomask")):
+        if not np.array_equal(scores[as_trained]["far"], scores[other]["far"]):
+            raise AssertionError("the mask changed a prediction far from any boundary")
+    what = {"nomask": "no mask, evaluated without", "mask": "mask, evaluated with it",
+            "nomask_eval_mask": "no mask, evaluated with the mask",
+            "mask_eval_nomask": "the mask, evaluated without it"}  # fmt: skip
+    for name, per in scores.items():
+        for key, v in per.items():
+            where = "far from a boundary" if key == "far" else f"a scene's first {key[5:]} characters"
+            m[f"ch02.docmask.{name}.{key}"] = measured(v, "nats", f"Macbeth, {where}; trained with {what[name]}")
+    for key in scores["mask"]:
+        a_, b_, c_ = scores["nomask"][key], scores["mask"][key], scores["nomask_eval_mask"][key]
+        m |= {
+            f"ch02.docmask.train_effect.{key}": measured(
+                b_ - c_, "nats", f"{key}: trained with the mask minus without, both evaluated with it (same seeds)", 2
+            ),
+            f"ch02.docmask.eval_effect.{key}": measured(
+                c_ - a_, "nats", f"{key}: the unmasked arm evaluated with the mask minus without", 2
+            ),
+            f"ch02.docmask.total_effect.{key}": measured(
+                b_ - a_, "nats", f"{key}: each arm evaluated as trained, mask minus no mask (same seeds)", 2
+            ),
+            f"ch02.docmask.mask_drop.{key}": measured(
+                scores["mask_eval_nomask"][key] - b_, "nats",
+                f"{key}: the masked arm evaluated without the mask minus with it", 2,
+            ),
+        }  # fmt: skip
+    val = {arm: np.array([r.val_loss_final for r in chosen[arm]]) for arm in ARMS}
+    crossing = windows_crossing([s for s in starts if 0 < s < n_train], n_train, T)
+    m |= {
+        "ch02.docmask.val_diff": measured(val["mask"] - val["nomask"], "nats",
+                                          "validation loss, mask arm minus no-mask arm (same seeds)", 2),
+        "ch02.docmask.steps": exact(cfg.train.steps, "steps", "steps of every run"),
+        "ch02.docmask.lr_low": exact(min(cfg.lrs), "", "lowest learning rate of the sweep", 1),
+        "ch02.docmask.lr_high": exact(max(cfg.lrs), "", "highest learning rate of the sweep", 1),
+        "ch02.docmask.rates": exact(len(cfg.lrs), "rates", "learning rates swept per arm"),
+        "ch02.docmask.train_crossing": exact(crossing, "windows", "training windows that hold a scene boundary"),
+        "ch02.docmask.train_crossing_share": exact(crossing / (n_train - T), "",
+                                                   "share of training windows that hold a scene boundary", 2),
+        "ch02.docmask.heldout_overlap": exact(overlap, "windows", "validation windows overlapping training text (0)"),
+        "ch02.docmask.val_crossing": exact(val_crossing, "windows", "validation windows that hold a scene boundary"),
+        "ch02.docmask.mac_boundaries": exact(len(mac_starts) - 1, "boundaries", "scene boundaries in Macbeth"),
+        "ch02.docmask.far_count": exact(int(far.keep.sum()), "predictions", "Macbeth predictions far from a boundary"),
+    }  # fmt: skip
+    for k in cfg.first:
+        m[f"ch02.docmask.first{k}_chars"] = exact(k, "characters", f"k, a scene's first {k} characters (chosen first)")
+        m[f"ch02.docmask.first{k}_count"] = exact(
+            int(near[k].keep.sum()), "predictions", f"Macbeth predictions from a scene's first {k} characters"
+        )
+        m[f"ch02.docmask.first{k}_windows"] = exact(
+            len(near[k].x), "windows", f"Macbeth windows scored for the first {k} characters"
+        )
+    return Outcome(
+        measurements=m,
+        series={
+            "lrs": list(cfg.lrs),
+            "first": list(cfg.first),
+            "sweep": np.array([[r.val_loss_final for r in results[arm]] for arm in ARMS]).reshape(len(ARMS), -1, S),
+            # (evaluations, scores, seeds): evaluations in EVALS order, scores first{k}... then far
+            "scores": np.array([[per[key] for key in per] for per in scores.values()]),
+            "step": chosen["mask"][0].curves["step"],
+            "val_loss": np.array([[r.curves["val_loss"] for r in chosen[arm]] for arm in ARMS]),  # (arms, seeds, evals)
+        },
+    )  # fmt: skip
