@@ -329,8 +329,10 @@ def _deps(deck: Deck, media: Media) -> manifest.Deps:
         for blocks in (slide_blocks(slide), slide.notes_blocks):
             files += (block.source for block in walk_blocks(blocks)
                       if isinstance(block, CodeBlock) and block.source is not None)
-    text = Path(deck.path).read_text(encoding="utf-8", errors="replace")
-    return manifest.text_deps(text, tuple(str(Path(f).resolve()) for f in files))
+    # Markdown files a deck imports (Slidev's `src:`), where the parser records them: their text counts as the deck's
+    imported = [Path(item) for item in getattr(deck, "imports", None) or () if isinstance(item, str | Path)]
+    texts = [Path(path).read_text(encoding="utf-8", errors="replace") for path in (deck.path, *imported)]
+    return manifest.text_deps("\n".join(texts), tuple(str(Path(f).resolve()) for f in (*files, *imported)))
 
 
 def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, components.Component],

@@ -144,6 +144,15 @@ def save(out: Path, manifest: Manifest) -> None:
     atomic_write(manifest_path(out), json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
 
 
+def forget(out: Path, decks: list[Path]) -> None:
+    """Drop the records of ``decks`` (their outputs were replaced by something else, an error page): the next
+    build writes them again."""
+    manifest = load(out)
+    keys = {deck_key(path) for path in decks} & set(manifest.decks)
+    if keys:
+        save(out, Manifest({k: r for k, r in manifest.decks.items() if k not in keys}, manifest.index))
+
+
 def _record(data: dict[str, Any]) -> Record:
     entry = data["entry"]
     return Record(
@@ -273,11 +282,16 @@ class Inputs:
         return _json_digest(payload)
 
 
-def package_digest() -> str:
+def package_files() -> list[Path]:
     """Every file of the installed slidegen package (code, templates, the theme, the PowerPoint template)."""
     package = Path(__file__).resolve().parent
-    files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    return _json_digest({path.relative_to(package).as_posix(): digest(path.read_bytes()) for path in files})
+    return sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def package_digest() -> str:
+    """The digest of :func:`package_files`."""
+    package = Path(__file__).resolve().parent
+    return _json_digest({path.relative_to(package).as_posix(): digest(path.read_bytes()) for path in package_files()})
 
 
 def _libraries() -> dict[str, str]:
