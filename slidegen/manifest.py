@@ -55,6 +55,8 @@ class Deps:
     """Custom-element tags written in the deck (a component file for each, or its absence)."""
     files: tuple[str, ...] = ()
     """Other files read: pictures, snippet imports, run records (resolved paths)."""
+    cites: bool = False
+    """Whether the deck may cite a work (an ``@`` in its text): it depends on the bibliography and styles."""
 
 
 def text_deps(text: str, files: tuple[str, ...] = ()) -> Deps:
@@ -64,6 +66,7 @@ def text_deps(text: str, files: tuple[str, ...] = ()) -> Deps:
         figures=tuple(sorted(set(_FIGURE.findall(text)))),
         components=tuple(sorted(set(_TAG.findall(text)))),
         files=tuple(sorted(set(files))),
+        cites="@" in text,
     )
 
 
@@ -157,12 +160,17 @@ def _record(data: dict[str, Any]) -> Record:
     entry = data["entry"]
     return Record(
         source=str(data["source"]),
-        deps=Deps(**{name: tuple(value) for name, value in data["deps"].items()}),
+        deps=_deps(data["deps"]),
         entry=Entry(entry["title"], entry.get("chapter"), entry.get("summary", ""),
                     tuple((int(n), i, str(t), int(line)) for n, i, t, line in entry["slides"])),
         outputs={flavor: Output(str(o["inputs"]), tuple(o["paths"])) for flavor, o in data["outputs"].items()},
         warnings=tuple((str(p), int(line), int(col), str(m)) for p, line, col, m in data.get("warnings", ())),
     )
+
+
+def _deps(data: dict[str, Any]) -> Deps:
+    return Deps(tuple(data["keys"]), tuple(data["figures"]), tuple(data["components"]), tuple(data["files"]),
+                bool(data["cites"]))
 
 
 def digest(data: bytes) -> str:
@@ -270,8 +278,9 @@ class Inputs:
             "rows": {key: rows.get(key) for key in deps.keys},
             "files": {name: self.file(name) for name in deps.files},
             "components": {tag: self.component(tag) for tag in deps.components},
-            "library": self.library(),
         }
+        if deps.cites or any("| cited:" in (rows.get(key) or "") for key in deps.keys):
+            payload["library"] = self.library()
         if deps.figures:
             payload["figures"] = {"code": self.figure_code(),
                                   "runs": {c: self.runs(c) for c in sorted({n.split(".", 1)[0] for n in deps.figures})}}

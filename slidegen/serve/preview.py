@@ -140,8 +140,8 @@ class Preview:
             for changed in event_changes(self.watched(), self._stop):
                 if not self.watching.is_set():
                     self.watching.set()
-                    self.poll()  # what was saved between the first build and the watch
-                if changed:
+                    self.poll()  # what was saved since the first build, this batch included
+                elif changed:
                     self.changed(changed)
             if not self._stop.is_set():
                 self.rebuild(None)  # a watched folder appeared: it may hold anything

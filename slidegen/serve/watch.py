@@ -49,8 +49,8 @@ def changed_files(before: dict[Path, Stamp], after: dict[Path, Stamp]) -> set[Pa
 
 #: How long the events watcher waits after a change for more of the same save (an editor writes, renames,
 #: touches), and at most, in milliseconds.
-EVENT_STEP_MS = 10
-EVENT_DEBOUNCE_MS = 150
+EVENT_STEP_MS = 50
+EVENT_DEBOUNCE_MS = 200
 #: Milliseconds between two looks at what events cannot watch (single files, folders not there yet).
 EVENT_TIMEOUT_MS = 300
 
