@@ -18,13 +18,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import re
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_write
 from .project import Project
 
 #: Bumped when the manifest's layout or what a digest covers changes: every output is rebuilt.
@@ -144,7 +144,13 @@ def save(out: Path, manifest: Manifest) -> None:
     """Write ``manifest`` into ``out`` atomically (after the outputs it describes)."""
     data = {"format": FORMAT, "index": manifest.index,
             "decks": {key: asdict(record) for key, record in sorted(manifest.decks.items())}}
-    atomic_write(manifest_path(out), json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
+    text = json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
+    # whole or not at all, but not synced to disk: a manifest older than the outputs (lost in a crash)
+    # only rebuilds them, and the outputs themselves are synced before it is written
+    path = manifest_path(out)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
 
 
 def forget(out: Path, decks: list[Path]) -> None:
@@ -297,10 +303,20 @@ def package_files() -> list[Path]:
     return sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
+_PACKAGE: dict[tuple[tuple[str, int, int], ...], str] = {}
+
+
 def package_digest() -> str:
-    """The digest of :func:`package_files`."""
+    """The digest of :func:`package_files`' bytes (remembered while their sizes and mtimes stay: ``serve``
+    builds many times in one process)."""
     package = Path(__file__).resolve().parent
-    return _json_digest({path.relative_to(package).as_posix(): digest(path.read_bytes()) for path in package_files()})
+    files = package_files()
+    stamps = tuple((str(path), info.st_size, info.st_mtime_ns) for path in files for info in [path.stat()])
+    if stamps not in _PACKAGE:
+        _PACKAGE.clear()
+        _PACKAGE[stamps] = _json_digest({path.relative_to(package).as_posix(): digest(path.read_bytes())
+                                         for path in files})
+    return _PACKAGE[stamps]
 
 
 def _libraries() -> dict[str, str]:

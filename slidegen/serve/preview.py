@@ -262,6 +262,8 @@ class Preview:
                         print(line, file=self.log)
                 else:
                     self.errors.pop(path.resolve(), None)
+            if targets and not pages:
+                return []  # nothing changed (a save of the same bytes, a file no deck uses): nothing to reload
             pages.append("index.html")
             self.builds += 1
             elapsed = time.perf_counter() - start

@@ -49,7 +49,7 @@ def changed_files(before: dict[Path, Stamp], after: dict[Path, Stamp]) -> set[Pa
 
 #: How long the events watcher waits after a change for more of the same save (an editor writes, renames,
 #: touches), and at most, in milliseconds.
-EVENT_STEP_MS = 50
+EVENT_STEP_MS = 30
 EVENT_DEBOUNCE_MS = 200
 #: Milliseconds between two looks at what events cannot watch (single files, folders not there yet).
 EVENT_TIMEOUT_MS = 300
@@ -91,7 +91,7 @@ def event_changes(roots: Iterable[Path], stop: threading.Event) -> Iterator[set[
     batches = watchfiles.watch(
         *folders, watch_filter=lambda change, name: not ignored(Path(name)), debounce=EVENT_DEBOUNCE_MS,
         step=EVENT_STEP_MS, stop_event=stop, rust_timeout=EVENT_TIMEOUT_MS, yield_on_timeout=True,
-        raise_interrupt=False,
+        raise_interrupt=True,  # Ctrl-C (and SIGTERM, which the CLI turns into it) ends the preview
     )
     for batch in batches:
         changed = {Path(name) for _, name in batch}
