@@ -169,11 +169,11 @@ def build(
     every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
     todo.entries_from(every)
     settings = _Settings(tuple(formats), out, html_dir, figures_dir)
-    jobs = jobs or (os.cpu_count() or 1)
-    if jobs > 1 and len(todo.paths) > 1 and set(formats) <= PARALLEL_FORMATS:
-        from .parallel import build_parallel
+    from . import parallel
 
-        built = build_parallel(project, todo.paths, todo.deck_formats, settings, every, jobs, progress)
+    jobs = jobs or parallel.cores()
+    if parallel.worth_it(len(todo.paths), jobs) and set(formats) <= PARALLEL_FORMATS:
+        built = parallel.build_parallel(project, todo.paths, todo.deck_formats, settings, every, jobs, progress)
     else:
         built = build_decks(project, todo.paths, todo.deck_formats, settings, every, todo.index(), progress)
     printable: list[tuple[Deck, Path]] = []
@@ -197,7 +197,8 @@ def build(
     if "html" in formats and page is not None:
         from . import html
 
-        html.copy_assets(html_dir)
+        if not built:
+            html.copy_assets(html_dir)
         report.written.append(html.write_index(todo.index().decks, html_dir))
     if "pdf" in formats and printable:
         def printed(deck: Deck) -> None:
@@ -251,6 +252,8 @@ class DeckBuilt:
     diagrams: bool = False
     entry: DeckEntry | None = None
     """Its index entry (when it parsed)."""
+    pid: int = field(default_factory=os.getpid)
+    """The process that wrote it."""
 
 
 def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tuple[str, ...]], settings: _Settings,

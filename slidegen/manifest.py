@@ -21,7 +21,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -143,8 +143,8 @@ def load(out: Path) -> Manifest:
 def save(out: Path, manifest: Manifest) -> None:
     """Write ``manifest`` into ``out`` atomically (after the outputs it describes)."""
     data = {"format": FORMAT, "index": manifest.index,
-            "decks": {key: asdict(record) for key, record in sorted(manifest.decks.items())}}
-    text = json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
+            "decks": {key: _plain(record) for key, record in manifest.decks.items()}}
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str) + "\n"  # one line: the fast encoder
     # whole or not at all, but not synced to disk: a manifest older than the outputs (lost in a crash)
     # only rebuilds them, and the outputs themselves are synced before it is written
     path = manifest_path(out)
@@ -160,6 +160,19 @@ def forget(out: Path, decks: list[Path]) -> None:
     keys = {deck_key(path) for path in decks} & set(manifest.decks)
     if keys:
         save(out, Manifest({k: r for k, r in manifest.decks.items() if k not in keys}, manifest.index))
+
+
+def _plain(record: Record) -> dict[str, Any]:
+    """``record`` as JSON data (what :func:`dataclasses.asdict` gives, without its deep copies)."""
+    entry, deps = record.entry, record.deps
+    return {
+        "source": record.source,
+        "deps": {"keys": deps.keys, "figures": deps.figures, "components": deps.components, "files": deps.files,
+                 "cites": deps.cites},
+        "entry": {"title": entry.title, "chapter": entry.chapter, "summary": entry.summary, "slides": entry.slides},
+        "outputs": {flavor: {"inputs": o.inputs, "paths": o.paths} for flavor, o in record.outputs.items()},
+        "warnings": record.warnings,
+    }
 
 
 def _record(data: dict[str, Any]) -> Record:

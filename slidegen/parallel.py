@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures as futures
 import math
 import multiprocessing
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,9 +22,25 @@ from .project import Project
 if TYPE_CHECKING:
     from .build import BoundDecks, DeckBuilt, _Settings
 
+#: Fewer decks than this are written by the main process alone: a worker takes about a second to start
+#: (Python and the writers' imports), in which the main process writes about that many decks.
+MIN_DECKS = 6
 #: Groups per process: enough that no process waits long for the last one, few enough that each
 #: group's shared set-up (results, bibliography, components) stays small beside its decks.
 GROUPS_PER_JOB = 4
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def worth_it(decks: int, jobs: int) -> bool:
+    """Whether writing ``decks`` decks with ``jobs`` processes beats one."""
+    return jobs > 1 and decks >= MIN_DECKS
 
 
 def groups(paths: Sequence[Path], jobs: int) -> list[list[Path]]:

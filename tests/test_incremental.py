@@ -177,12 +177,26 @@ def many_decks(project: Project, count: int) -> None:
         (project.decks_dir / f"{n:02d}-gen.md").write_text(f"---\ntitle: Gen {n}\n---\n\n{body}", encoding="utf-8")
 
 
-def test_a_parallel_build_equals_a_serial_one_byte_for_byte(project: Project, tmp_path: Path) -> None:
+def test_a_parallel_build_equals_a_serial_one_byte_for_byte(project: Project, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from slidegen import parallel
+
     many_decks(project, 4)
+    assert not parallel.worth_it(6, 1) and parallel.worth_it(parallel.MIN_DECKS, 2)
+    monkeypatch.setattr(parallel, "MIN_DECKS", 2)
     serial = build(project, None, ("html", "pptx"), tmp_path / "serial", jobs=1)
-    parallel = build(project, None, ("html", "pptx"), tmp_path / "parallel", jobs=2)
-    assert not serial.failed and not parallel.failed
-    assert len(parallel.written) == len(serial.written) == 13
+    real, pids = parallel.build_parallel, set()
+
+    def spy(*args: object) -> list:
+        built = real(*args)  # type: ignore[arg-type]
+        pids.update(deck.pid for deck in built)
+        return built
+
+    monkeypatch.setattr(parallel, "build_parallel", spy)
+    parallel_report = build(project, None, ("html", "pptx"), tmp_path / "parallel", jobs=2)
+    assert len(pids) == 2 and os.getpid() in pids  # the main process and one worker wrote decks
+    assert not serial.failed and not parallel_report.failed
+    assert len(parallel_report.written) == len(serial.written) == 13
     one, two = outputs(tmp_path / "serial"), outputs(tmp_path / "parallel")
     assert sorted(one) == sorted(two) and len([n for n in one if n.endswith(".pptx")]) == 6
     assert [name for name in one if one[name] != two[name]] == []
