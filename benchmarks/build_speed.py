@@ -191,23 +191,28 @@ def serve_reload(slidegen: str, edits: int) -> tuple[float, float] | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="14 decks only, fewer repeats")
+    parser.add_argument("--quick", action="store_true", help="14 decks only, fewer repeats and edits")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per timing (median; cold builds: half)")
     args = parser.parse_args()
-    repeats = 3 if args.quick else 5
+    repeats = 3 if args.quick else args.repeats
+    edits = 5 if args.quick else SERVE_EDITS
     slidegen = str(Path(sys.executable).with_name("slidegen"))
-    rows = [("`slidegen --version`", median([slidegen, "--version"], HERE, repeats))]
-    for decks in (14,) if args.quick else (14, 56):
-        rows += builds(slidegen, decks, repeats)
-    reload = serve_reload(slidegen, 5 if args.quick else SERVE_EDITS)
-    if reload is not None:
-        rows.append((f"serve: save to page showing the edit, {SERVE_SLIDES}-slide deck, median of "
-                     f"{5 if args.quick else SERVE_EDITS}", reload[0]))
-        rows.append(("serve: the same, slowest edit", reload[1]))
     print(f"{N_SLIDES}-slide decks, median of {repeats} (cold builds and pandoc: {max(1, repeats // 2)}), "
           f"{os.cpu_count()} cores\n")
-    print("| what | seconds |\n|---|---:|")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds:.2f} |")
+    print("| what | seconds |\n|---|---:|", flush=True)
+
+    def show(rows: list[tuple[str, float]]) -> None:
+        for name, seconds in rows:
+            print(f"| {name} | {seconds:.2f} |", flush=True)
+
+    show([("`slidegen --version`", median([slidegen, "--version"], HERE, repeats))])
+    show(builds(slidegen, 14, repeats))
+    reload = serve_reload(slidegen, edits)
+    if reload is not None:
+        show([(f"serve: save to page showing the edit, {SERVE_SLIDES}-slide deck, median of {edits}", reload[0]),
+              ("serve: the same, slowest edit", reload[1])])
+    if not args.quick:
+        show(builds(slidegen, 56, repeats))
     return 0
 
 

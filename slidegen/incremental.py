@@ -73,10 +73,15 @@ def up_to_date(project: Project, targets: Sequence[Path], formats: Sequence[str]
     inputs = Inputs(project, _options(notes, scale))
     decks = index_paths(project, targets)
     plan = manifest.plan(old, inputs, decks, list(targets), tuple(formats), out)
-    if plan.stale or plan.changed:
+    if plan.changed:
+        return None
+    entries = [(p.stem, old.decks[deck_key(p)].entry) for p in decks]
+    if any(flavor in manifest.LINKED_FORMATS for flavor in formats):  # nothing changed: the records know the links
+        plan = manifest.plan(old, inputs, decks, list(targets), tuple(formats), out,
+                             links=manifest.links_digest(entries))
+    if plan.stale:
         return None
     if "html" in formats:
-        entries = [(p.stem, old.decks[deck_key(p)].entry) for p in decks]
         page = (html_dir or Path(out) / "html") / "index.html"
         if manifest.page_digest(entries) != old.index or not page.is_file():
             return None

@@ -147,6 +147,23 @@ def test_a_new_slidegen_or_theme_rebuilds_every_deck(project: Project, monkeypat
     assert written(project, ("html",)) == {f"html/{n}.html" for n in ("01-a", "02-b", "03-c")}
 
 
+def test_markdown_outputs_follow_the_slide_ids_of_the_decks_they_link_to(project: Project,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (project.decks_dir / "01-a.md").write_text(DECKS["01-a.md"] + "\nSee [B](02-b.md#steps).\n", encoding="utf-8")
+    assert written(project, ("md",)) == {"md/01-a.md", "md/02-b.md", "md/03-c.md"}
+    assert main(["build", "--to", "md"]) == 0
+    assert capsys.readouterr().err.startswith("up to date")
+    deck = project.decks_dir / "02-b.md"
+    deck.write_text(DECKS["02-b.md"].replace("# Deck B", "# Deck B\n\n---\nid: steps\n---\n\n# Steps"),
+                    encoding="utf-8")  # deck 01's link now has a slide to point at
+    # a slide id moved: every Markdown output is written again (links resolve through the whole index)
+    assert written(project, ("md",)) == {"md/01-a.md", "md/02-b.md", "md/03-c.md"}
+    assert "02-b.md#" in (project.build_dir / "md" / "01-a.md").read_text(encoding="utf-8")
+    deck.write_text(deck.read_text(encoding="utf-8").replace("Steps {{", "All steps {{"), encoding="utf-8")
+    assert written(project, ("md",)) == {"md/02-b.md"}  # the ids stayed
+    assert written(project, ("md",)) == set()
+
+
 def test_a_deck_with_an_error_is_tried_and_reported_every_build(project: Project,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--to", "html", "-j", "1"]) == 0
