@@ -13,6 +13,7 @@ import math
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,11 +76,13 @@ def build_parallel(project: Project, paths: Sequence[Path], formats: dict[Path, 
                 for flavor in formats[deck.path]:
                     progress(display_path(deck.path), flavor)
 
+    groups_of = dict(todo)
+    lost: list[int] = []
     context = multiprocessing.get_context("spawn")
     with futures.ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context) as pool:
         running: dict[futures.Future[list[DeckBuilt]], int] = {}
         while todo or running:
-            while todo and len(running) < jobs - 1:
+            while todo and len(running) < jobs - 1 and not lost:
                 number, group = todo.pop(0)
                 running[pool.submit(_work, project, group, {p: formats[p] for p in group}, settings)] = number
             if todo:  # the main process takes the last group while the workers are busy
@@ -89,5 +92,11 @@ def build_parallel(project: Project, paths: Sequence[Path], formats: dict[Path, 
             else:
                 finished = list(futures.wait(running, return_when=futures.FIRST_COMPLETED).done)
             for future in finished:
-                report(running.pop(future), future.result())
+                number = running.pop(future)
+                try:
+                    report(number, future.result())
+                except BrokenProcessPool:  # a worker died (killed, out of memory)
+                    lost.append(number)
+    for number in lost:  # written here instead
+        report(number, build_decks(project, groups_of[number], formats, settings, bound, DeckIndex()))
     return [deck for number in sorted(done) for deck in done[number]]
