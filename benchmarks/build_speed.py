@@ -1,17 +1,23 @@
 """Build speed: slidegen against pandoc on the same generated decks (run by hand: `make bench`).
 
-Generates 14 decks of 20 slides (headings, bullets, a table, a code block, display and
-inline math, speaker notes) in a temporary project, then times, as whole commands:
+Generates decks of 20 slides (headings, bullets, a table, a code block, display and inline
+math, speaker notes) in temporary projects of 14 and 56 decks, then times, as whole commands
+(start-up included), side by side in one run:
 
-- slidegen: a cold build (first run: empty caches), a warm build of both outputs, and a
-  rebuild of one deck (`slidegen build decks/x.md`), start-up included;
-- pandoc (Debian package): each deck to reveal.js HTML and to PPTX.
+- `slidegen --version` (the start-up floor);
+- slidegen, HTML and PowerPoint: a cold build (empty build/ and caches), a full warm build
+  (`--force`: every output written again, caches warm), with one process per core and with
+  `--jobs 1`; a no-op rebuild (nothing changed); one deck rebuilt after editing one slide;
+- pandoc (Debian package): each deck to reveal.js HTML and to PPTX, one process per output;
+- `slidegen serve`: from saving a 25-slide deck to the open page (Chromium through Playwright)
+  showing the edit, median of 20 edits.
 
-Prints a Markdown table for the README.
+Prints a Markdown table for the README. `--quick` runs fewer repeats and only 14 decks.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import statistics
@@ -21,9 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-N_DECKS = 14
 N_SLIDES = 20
-REPEATS = 3
+SERVE_SLIDES = 25
+SERVE_EDITS = 20
+HERE = Path(__file__).resolve().parents[1]
 
 
 def slide(i: int) -> str:
@@ -51,15 +58,20 @@ def slide(i: int) -> str:
     return head + body + notes
 
 
-def make_project(root: Path) -> list[Path]:
-    decks = root / "decks"
-    decks.mkdir(parents=True)
+def deck_text(d: int, slides: int = N_SLIDES) -> str:
+    return f"---\ntitle: Deck {d}\nchapter: {d}\n---\n\n" + "\n---\n\n".join(slide(i) for i in range(slides))
+
+
+def make_project(root: Path, decks: int, first_slides: int = N_SLIDES) -> list[Path]:
+    """``decks`` generated decks under ``root/decks`` (the first with ``first_slides`` slides)."""
+    folder = root / "decks"
+    folder.mkdir(parents=True)
     paths = []
-    for d in range(1, N_DECKS + 1):
-        text = f"---\ntitle: Deck {d}\nchapter: {d}\n---\n\n" + "\n---\n\n".join(slide(i) for i in range(N_SLIDES))
-        path = decks / f"{d:02d}-deck.md"
-        path.write_text(text, encoding="utf-8")
+    for d in range(1, decks + 1):
+        path = folder / f"{d:02d}-deck.md"
+        path.write_text(deck_text(d, first_slides if d == 1 else N_SLIDES), encoding="utf-8")
         paths.append(path)
+    os.symlink(HERE / "node_modules", root / "node_modules")  # the HTML assets
     return paths
 
 
@@ -67,6 +79,15 @@ def timed(cmd: list[str], cwd: Path) -> float:
     start = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
+
+
+def median(cmd: list[str], cwd: Path, repeats: int, before: object = None) -> float:
+    times = []
+    for _ in range(repeats):
+        if callable(before):
+            before()
+        times.append(timed(cmd, cwd))
+    return statistics.median(times)
 
 
 def pandoc_all(paths: list[Path], out: Path) -> list[str]:
@@ -78,34 +99,120 @@ def pandoc_all(paths: list[Path], out: Path) -> list[str]:
     return ["sh", "-c", " && ".join(lines)]
 
 
-def main() -> int:
-    slidegen = Path(sys.executable).with_name("slidegen")
+def edit_one_slide(path: Path, n: int) -> None:
+    text = path.read_text(encoding="utf-8")
+    start = text.index("# Slide 4:")
+    end = text.index("\n", start)
+    path.write_text(text[:start] + f"# Slide 4: edit {n}" + text[end:], encoding="utf-8")
+
+
+def builds(slidegen: str, decks: int, repeats: int) -> list[tuple[str, float]]:
+    """The build rows for one project of ``decks`` decks."""
+    rows: list[tuple[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        paths = make_project(root)
-        # node_modules is needed for the HTML assets: point the project at ours.
-        here = Path(__file__).resolve().parents[1]
-        os.symlink(here / "node_modules", root / "node_modules")
-        cold = timed([str(slidegen), "build"], root)
-        warm = [timed([str(slidegen), "build"], root) for _ in range(REPEATS)]
-        one = [timed([str(slidegen), "build", str(paths[0])], root) for _ in range(REPEATS)]
-        rows = [
-            ("slidegen, cold (empty caches), both formats", cold),
-            ("slidegen, warm, both formats", statistics.median(warm)),
-            ("slidegen, one deck rebuilt, both formats", statistics.median(one)),
-        ]
+        paths = make_project(root, decks)
+        build = [slidegen, "build"]
+
+        def clean() -> None:
+            shutil.rmtree(root / "build", ignore_errors=True)
+
+        rows.append((f"{decks} decks: slidegen, cold (empty build/ and caches), 2 processes",
+                     median(build, root, max(1, repeats // 2), clean)))
+        rows.append((f"{decks} decks: slidegen, cold, `--jobs 1`", median([*build, "-j", "1"], root,
+                                                                          max(1, repeats // 2), clean)))
+        rows.append((f"{decks} decks: slidegen, full warm build (`--force`), 2 processes",
+                     median([*build, "--force"], root, repeats)))
+        rows.append((f"{decks} decks: slidegen, full warm build, `--jobs 1`",
+                     median([*build, "--force", "-j", "1"], root, repeats)))
         if shutil.which("pandoc"):
             out = root / "pandoc-out"
             out.mkdir()
-            pandoc = [timed(pandoc_all(paths, out), root) for _ in range(REPEATS)]
-            rows.append(("pandoc, reveal.js HTML + PPTX", statistics.median(pandoc)))
-        else:
-            print("pandoc not found: apt-get install pandoc", file=sys.stderr)
+            rows.append((f"{decks} decks: pandoc, reveal.js HTML + PPTX (one process per output)",
+                         median(pandoc_all(paths, out), root, max(1, repeats // 2))))
+        if decks == 14:
+            timed(build, root)
+            rows.append((f"{decks} decks: slidegen, no-op rebuild (nothing changed)", median(build, root, repeats)))
+            count = iter(range(1000))
+            rows.append((f"{decks} decks: slidegen, one slide of one deck edited (`slidegen build`)",
+                         median(build, root, repeats, lambda: edit_one_slide(paths[0], next(count)))))
+            rows.append((f"{decks} decks: slidegen, the same, naming the deck (`slidegen build 01`)",
+                         median([*build, "01"], root, repeats, lambda: edit_one_slide(paths[0], next(count)))))
+    return rows
 
-    print(f"{N_DECKS} decks x {N_SLIDES} slides, median of {REPEATS}, {os.cpu_count()} cores\n")
-    print("| build | seconds |\n|---|---:|")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds:.2f} |")
+
+def serve_reload(slidegen: str, edits: int) -> tuple[float, float] | None:
+    """Median and slowest seconds from saving a 25-slide deck to the open page showing the edit."""
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("serve: playwright is not installed (pip install playwright)", file=sys.stderr)
+        return None
+    if not Path(chromium).is_file():
+        print("serve: no Chromium (apt-get install chromium)", file=sys.stderr)
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        paths = make_project(root, 14, first_slides=SERVE_SLIDES)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        child = subprocess.Popen([slidegen, "serve", "--port", "0"], cwd=root, stderr=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, text=True, env=env)
+        try:
+            line = ""
+            while "serving" not in line:
+                line = child.stderr.readline() if child.stderr else ""
+                if not line and child.poll() is not None:
+                    raise RuntimeError("slidegen serve did not start")
+            url = line.split()[1]
+            times = []
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+                page = browser.new_page(viewport={"width": 1280, "height": 720})
+                page.goto(url + "01-deck.html#/4")
+                page.wait_for_function("window.Reveal && Reveal.isReady() && window.__slidegenLive === true")
+                time.sleep(1.0)  # the watcher is set up
+                for n in range(edits):
+                    start = time.perf_counter()
+                    edit_one_slide(paths[0], n)
+                    page.wait_for_function(
+                        f"window.Reveal && Reveal.isReady() && Reveal.getCurrentSlide().textContent"
+                        f".includes('edit {n}')", polling=5, timeout=20000)
+                    times.append(time.perf_counter() - start)
+                    if page.evaluate("Reveal.getIndices().h") != 4:
+                        raise RuntimeError("the page came back on another slide")
+                    time.sleep(0.3)
+                browser.close()
+            return statistics.median(times), max(times)
+        finally:
+            child.terminate()
+            child.wait(timeout=10)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="14 decks only, fewer repeats and edits")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per timing (median; cold builds: half)")
+    args = parser.parse_args()
+    repeats = 3 if args.quick else args.repeats
+    edits = 5 if args.quick else SERVE_EDITS
+    slidegen = str(Path(sys.executable).with_name("slidegen"))
+    print(f"{N_SLIDES}-slide decks, median of {repeats} (cold builds and pandoc: {max(1, repeats // 2)}), "
+          f"{os.cpu_count()} cores\n")
+    print("| what | seconds |\n|---|---:|", flush=True)
+
+    def show(rows: list[tuple[str, float]]) -> None:
+        for name, seconds in rows:
+            print(f"| {name} | {seconds:.2f} |", flush=True)
+
+    show([("`slidegen --version`", median([slidegen, "--version"], HERE, repeats))])
+    show(builds(slidegen, 14, repeats))
+    reload = serve_reload(slidegen, edits)
+    if reload is not None:
+        show([(f"serve: save to page showing the edit, {SERVE_SLIDES}-slide deck, median of {edits}", reload[0]),
+              ("serve: the same, slowest edit", reload[1])])
+    if not args.quick:
+        show(builds(slidegen, 56, repeats))
     return 0
 
 

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import components, highlight
+from . import components, highlight, incremental, manifest
 from .assets import MEDIA_DIR
 from .bind import bind_deck
 from .cite import cite_deck
-from .deck import Deck, DeckIndex
+from .deck import Deck, DeckEntry, DeckIndex
 from .errors import Diagnostic, SlidegenError, display_path, internal_error
 from .figures import FigureRenderer
+from .formats import DEFAULT_FORMATS, FORMATS, PARALLEL_FORMATS
 from .frontmatter import visible
 from .index import index_of, read_decks
 from .library import load_library
@@ -32,9 +33,7 @@ from .results import Results
 if TYPE_CHECKING:
     from . import snapshot
 
-FORMATS = ("html", "pptx", "pdf", "png", "md", "marp")
-#: What `slidegen build` writes when --to is not given (PDF needs Chromium; md and marp are for other tools).
-DEFAULT_FORMATS = ("html", "pptx")
+__all__ = ["DEFAULT_FORMATS", "FORMATS", "BuildReport", "build", "bind_project", "load_deck", "load_results"]
 
 
 @dataclass
@@ -45,6 +44,8 @@ class BuildReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     internal: list[str] = field(default_factory=list)
     """Bugs met (one "internal error, please report" message each); the build goes on without that deck."""
+    skipped: list[Path] = field(default_factory=list)
+    """Decks whose outputs were all up to date (nothing of theirs was written)."""
 
     @property
     def failed(self) -> bool:
@@ -99,9 +100,15 @@ class BoundDecks:
         return self.decks[key]
 
 
-def bind_project(project: Project, extra: Sequence[Path] = ()) -> BoundDecks:
-    """Parse and bind every deck of ``project`` (and ``extra`` decks outside it) once; index them in that order."""
+def bind_project(project: Project, extra: Sequence[Path] = (), only: Sequence[Path] | None = None) -> BoundDecks:
+    """Parse and bind every deck of ``project`` (and ``extra`` decks outside it) once; index them in that order.
+
+    ``only``: parse and bind just these decks (an incremental build knows the others from its manifest).
+    """
     paths = {path.resolve(): path for path in [*project.deck_paths(), *extra]}
+    if only is not None:
+        wanted = {Path(path).resolve() for path in only}
+        paths = {key: path for key, path in paths.items() if key in wanted}
     read = read_decks(list(paths.values()))
     results = load_results(project)
     library = load_library(project.root)
@@ -130,9 +137,13 @@ def build(
     single_file: bool = False,
     with_clicks: bool = False,
     animate: bool = True,
+    force: bool = False,
+    jobs: int = 1,
 ) -> BuildReport:
     """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
 
+    Only outputs whose inputs changed since the last build into ``out`` are written (the
+    manifest ``out/.manifest.json``, see :mod:`slidegen.manifest`); ``force`` writes them all.
     A deck with an error is reported and skipped; the others are still built. Each deck's
     outputs are written to a staging folder first and moved into place only when every
     writer succeeded: a deck's outputs of one build all land or none do. PDF is printed
@@ -144,6 +155,7 @@ def build(
     deck is done. With ``single_file``, each deck's HTML page is made one self-contained file
     (:mod:`slidegen.singlefile`). ``with_clicks``: PDF and PNG show each click of a slide, not only
     its final state; ``animate``: PowerPoint slides animate their clicks (``False``: final-state slides).
+    ``jobs``: worker processes for HTML and PowerPoint (0: one per core).
     """
     out = out or project.build_dir
     browsed = "pdf" in formats or "png" in formats
@@ -156,65 +168,49 @@ def build(
             with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
                 return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp), figures_dir=figures_dir,
                              progress=progress, scale=scale, single_file=single_file,
-                             with_clicks=with_clicks, animate=animate)
+                             with_clicks=with_clicks, animate=animate, force=force, jobs=jobs)
     html_dir = html_dir or out / "html"
-    printable: list[tuple[Deck, Path]] = []
     targets = list(paths) if paths else project.deck_paths()
     report = BuildReport()
-    every = bind_project(project, targets)
-    index = every.index
-    renderer = FigureRenderer(project, out_dir=figures_dir)
-    math_cache = project.build_dir / "cache" / "math"  # equations drawn once, reused by every build
-    places = {"html": html_dir, **{flavor: out / flavor for flavor in ("pptx", "md", "marp")}}
-    found = components.discover(project.root)
-    pictures = _pictures(every, targets, found, project, renderer) if "pptx" in formats else {}
-    used: dict[str, components.Component] = {}
+    todo = incremental.Todo.make(project, targets, tuple(formats), out, html_dir, notes, scale, force,
+                                 with_clicks=with_clicks, animate=animate, single_file=single_file)
+    every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
+    todo.entries_from(every)
+    settings = _Settings(tuple(formats), out, html_dir, figures_dir, animate)
+    from . import parallel
+
+    jobs = jobs or parallel.cores()
+    if parallel.worth_it(len(todo.paths), jobs) and set(formats) <= PARALLEL_FORMATS:
+        built = parallel.build_parallel(project, todo.paths, todo.deck_formats, settings, every, jobs, progress)
+    else:
+        built = build_decks(project, todo.paths, todo.deck_formats, settings, every, todo.index(), progress)
+    printable: list[tuple[Deck, Path]] = []
+    used: dict[str, Path] = {}
     diagrams = False
-    for path in targets:
-        try:
-            deck = every.deck(path)
-            problems = components.deck_problems(deck, found)
-            if problems:
-                report.diagnostics.extend(problems)
-                continue
-            media = resolve_media(deck, renderer, project.root)
-            drawn = pictures.get(deck.path)
-            if drawn is not None:
-                if drawn.problems:
-                    report.diagnostics.extend(drawn.problems)
-                    continue
-                media.pptx.update(drawn.files)
-            used.update((c.name, c) for c in components.used(deck, found))
-            diagrams = diagrams or next(components.diagrams(deck), None) is not None
-            report.diagnostics.extend(highlight.problems(deck))
-            with _Stage(out) as stage:
-                written, warnings = _write_deck(deck, formats, stage.root, media, index, math_cache,
-                                                tuple(found.values()), animate)
-                landed = stage.land(places)
-            report.diagnostics.extend(warnings)
-            for flavor, staged in written:
-                final = landed[staged]
-                if flavor != "html" or "html" in formats:
-                    report.written.append(final)
-                if flavor == "html":
-                    printable.append((deck, final))
-            if progress is not None:
-                for flavor in formats:
-                    if flavor != "pdf":
-                        progress(display_path(path), flavor)
-        except SlidegenError as failure:
-            report.diagnostics.append(failure.diagnostic)
-        except Exception as crash:  # noqa: BLE001 (a bug met on one deck must not stop the others)
-            report.internal.append(internal_error(crash))
-    if "html" in formats or browsed:
+    for deck_built in built:
+        report.written.extend(deck_built.reported)
+        report.diagnostics.extend(deck_built.diagnostics)
+        report.internal.extend(deck_built.internal)
+        if deck_built.printable is not None:
+            printable.append(deck_built.printable)
+        used.update((p.name, p) for p in deck_built.component_files)
+        diagrams = diagrams or deck_built.diagrams
+    report.diagnostics.extend(todo.replayed())
+    report.skipped.extend(todo.fresh)
+    page = todo.finish(built)
+    if built and ("html" in formats or browsed):
         from . import html
 
-        files = [p for c in used.values() for p in (c.script, c.css) if p is not None]
-        html.copy_assets(html_dir, components=files, mermaid=diagrams)
-    if "html" in formats:
-        report.written.append(html.write_index(index.decks, html_dir))
-        if single_file:
-            report.diagnostics.extend(_single_files(printable))
+        html.copy_assets(html_dir, components=sorted(used.values()), mermaid=diagrams)
+    if "html" in formats and page is not None:
+        from . import html
+
+        if not built:
+            html.copy_assets(html_dir)
+        report.written.append(html.write_index(todo.index().decks, html_dir))
+    if single_file:
+        report.diagnostics.extend(_single_files([(b.path, final) for b in built for flavor, final in b.written
+                                                 if flavor == "html"]))
     if "pdf" in formats and printable:
         def printed(deck: Deck) -> None:
             if progress is not None:
@@ -223,29 +219,151 @@ def build(
         written_pdf, problems = pdf.print_decks(printable, out / "pdf", on_printed=printed, with_clicks=with_clicks)
         report.written.extend(written_pdf)
         report.diagnostics.extend(problems)
+        todo.printed("pdf", written_pdf, problems)
         if notes:
             written_pdf, problems = pdf.print_decks(printable, out / "pdf", notes=True, suffix=".notes.pdf")
             report.written.extend(written_pdf)
             report.diagnostics.extend(p for p in problems if p not in report.diagnostics)
+            todo.printed("pdf", written_pdf, problems)
     if "png" in formats and printable:
         written_png, problems = png.snapshot_decks(printable, out / "png", scale, with_clicks)
         report.written.extend(written_png)
         report.diagnostics.extend(problems)
+        todo.printed("png", written_png, problems)
+    todo.save(page)
     return report
 
 
-def _single_files(pages: Sequence[tuple[Deck, Path]]) -> list[Diagnostic]:
+def _single_files(pages: Sequence[tuple[Path, Path]]) -> list[Diagnostic]:
     """Make each built page one self-contained file; a warning for each file it names that is not there."""
     from . import singlefile
 
     problems: list[Diagnostic] = []
-    for deck, page in pages:
-        def warn(url: str, deck: Deck = deck) -> None:
-            problems.append(Diagnostic(display_path(deck.path), 1, 1, f"single file: '{url}' is not in the "
+    for source, page in pages:
+        def warn(url: str, source: Path = source) -> None:
+            problems.append(Diagnostic(display_path(source), 1, 1, f"single file: '{url}' is not in the "
                                        "build, so the page still loads it from beside it", "warning"))
 
         singlefile.write_single(page, warn)
     return problems
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """Where one build writes (what every deck of it shares, sent to worker processes as is)."""
+
+    formats: tuple[str, ...]
+    out: Path
+    html_dir: Path
+    figures_dir: Path | None
+    animate: bool = True
+    """PowerPoint slides animate their clicks (``False``: final-state slides)."""
+
+
+@dataclass(frozen=True)
+class DeckBuilt:
+    """What building one deck did: files written per format, problems, and what the manifest keeps of it."""
+
+    path: Path
+    written: tuple[tuple[str, Path], ...] = ()
+    """``(format, final path)`` of every file landed."""
+    reported: tuple[Path, ...] = ()
+    """The files the report lists (the HTML of a PDF-only build is not among them)."""
+    diagnostics: tuple[Diagnostic, ...] = ()
+    internal: tuple[str, ...] = ()
+    deps: manifest.Deps | None = None
+    """What it was built from; ``None`` when it failed."""
+    printable: tuple[Deck, Path] | None = None
+    """The deck and its HTML, for PDF and PNG (serial builds only)."""
+    component_files: tuple[Path, ...] = ()
+    diagrams: bool = False
+    entry: DeckEntry | None = None
+    """Its index entry (when it parsed)."""
+    pid: int = field(default_factory=os.getpid)
+    """The process that wrote it."""
+
+
+def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tuple[str, ...]], settings: _Settings,
+                every: BoundDecks, index: DeckIndex,
+                progress: Callable[[str, str], None] | None = None) -> list[DeckBuilt]:
+    """Write each deck of ``paths`` (bound in ``every``) in its ``formats`` under ``settings.out``."""
+    out = settings.out
+    missing = [p for p in paths if Path(p).resolve() not in every.problems]
+    if missing:
+        more = bind_project(project, paths, missing)
+        every = BoundDecks({**every.decks, **more.decks}, {**every.problems, **more.problems}, every.index)
+    renderer = FigureRenderer(project, out_dir=settings.figures_dir)
+    math_cache = project.build_dir / "cache" / "math"  # equations drawn once, reused by every build
+    places = {"html": settings.html_dir, **{flavor: out / flavor for flavor in ("pptx", "md", "marp")}}
+    found = components.discover(project.root)
+    with_pptx = [p for p in paths if "pptx" in formats[p]]
+    pictures = _pictures(every, with_pptx, found, project, renderer) if with_pptx else {}
+    browsed = "pdf" in settings.formats or "png" in settings.formats
+    built = []
+    for path in paths:
+        deck_formats = formats[path]
+        diagnostics: list[Diagnostic] = []
+        parsed = every.decks.get(Path(path).resolve())
+        entry = index_of([parsed]).decks[0] if parsed is not None else None
+        try:
+            deck = every.deck(path)
+            problems = components.deck_problems(deck, found)
+            if problems:
+                built.append(DeckBuilt(path, diagnostics=tuple(problems), entry=entry))
+                continue
+            media = resolve_media(deck, renderer, project.root)
+            drawn = pictures.get(deck.path)
+            if drawn is not None:
+                if drawn.problems:
+                    built.append(DeckBuilt(path, diagnostics=tuple(drawn.problems), entry=entry))
+                    continue
+                media.pptx.update(drawn.files)
+            used = components.used(deck, found)
+            diagrams = next(components.diagrams(deck), None) is not None
+            diagnostics.extend(highlight.problems(deck))
+            with _Stage(out) as stage:
+                written, warnings = _write_deck(deck, deck_formats, stage.root, media, index, math_cache,
+                                                tuple(found.values()), settings.animate)
+                landed = stage.land(places)
+            diagnostics.extend(warnings)
+            finals = tuple((flavor, landed[staged]) for flavor, staged in written)
+            html_page = next((final for flavor, final in finals if flavor == "html"), None)
+            built.append(DeckBuilt(
+                path, finals,
+                tuple(final for flavor, final in finals if flavor != "html" or "html" in settings.formats),
+                tuple(diagnostics), (), _deps(deck, media),
+                (deck, html_page) if html_page is not None and browsed else None,
+                tuple(p for c in used for p in (c.script, c.css) if p is not None), diagrams, entry,
+            ))
+            if progress is not None:
+                for flavor in deck_formats:
+                    if flavor != "pdf":
+                        progress(display_path(path), flavor)
+        except SlidegenError as failure:
+            built.append(DeckBuilt(path, diagnostics=(*diagnostics, failure.diagnostic), entry=entry))
+        except Exception as crash:  # noqa: BLE001 (a bug met on one deck must not stop the others)
+            built.append(DeckBuilt(path, diagnostics=tuple(diagnostics), internal=(internal_error(crash),),
+                                   entry=entry))
+    return built
+
+
+def _deps(deck: Deck, media: Media) -> manifest.Deps:
+    """What ``deck``'s outputs are made from: what its text names, and the files its pictures, snippets
+    and components' run records resolved to."""
+    from .deck import CodeBlock, slide_blocks, walk_blocks
+
+    pictures = [src for src in media.html if not src.startswith("fig:")]
+    files = [media.html[src] for src in pictures] + [media.pptx[src] for src in pictures if src in media.pptx]
+    files += media.runs.values()
+    for slide in deck.slides:
+        for blocks in (slide_blocks(slide), slide.notes_blocks):
+            files += (block.source for block in walk_blocks(blocks)
+                      if isinstance(block, CodeBlock) and block.source is not None)
+    # Markdown files the deck imports (Slidev's `src:`): the files its slides were written in, and the importers
+    imported = sorted({slide.path for slide in deck.slides if slide.path is not None}
+                      | {site.path for site in deck.imports if site.path != deck.path})
+    texts = [Path(path).read_text(encoding="utf-8", errors="replace") for path in (deck.path, *imported)]
+    return manifest.text_deps("\n".join(texts), tuple(str(Path(f).resolve()) for f in (*files, *imported)))
 
 
 def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, components.Component],

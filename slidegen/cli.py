@@ -35,7 +35,7 @@ def version() -> str:
 
 
 def _formats(value: str) -> list[str]:
-    from .build import FORMATS
+    from .formats import FORMATS
 
     formats = [f.strip() for f in value.split(",") if f.strip()]
     unknown = [f for f in formats if f not in FORMATS]
@@ -54,6 +54,16 @@ def _port(value: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"invalid port {value!r}: give a number from 0 to 65535")
     return port
+
+
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = -1
+    if jobs < 0:
+        raise argparse.ArgumentTypeError(f"invalid job count {value!r}: give 0 (one per core) or more")
+    return jobs
 
 
 def _common() -> argparse.ArgumentParser:
@@ -106,6 +116,10 @@ class Parsers:
         build.add_argument("--clicks", choices=("animate", "final"), default="animate",
                            help="PowerPoint: 'animate' (default) makes each click a native animation; "
                            "'final' draws every slide in its final state")
+        build.add_argument("--force", action="store_true",
+                           help="rebuild every output, even those whose inputs did not change")
+        build.add_argument("-j", "--jobs", type=_jobs, default=0, metavar="N",
+                           help="processes for HTML and PowerPoint (default 0: one per core; 1: no workers)")
 
         serve = add("serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save")
         serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
@@ -164,8 +178,8 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .build import DEFAULT_FORMATS, build
     from .decknames import resolve_decks
+    from .formats import DEFAULT_FORMATS
 
     project = find_project()
     formats = args.to or DEFAULT_FORMATS
@@ -176,13 +190,28 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.with_clicks and not {"pdf", "png"} & set(formats):
         raise UsageError("--with-clicks prints each click of a slide to PDF or PNG: add pdf or png to --to")
     paths = resolve_decks(project, args.decks) if args.decks else None
-    count = len(paths) if paths is not None else len(project.deck_paths())
     start = time.perf_counter()
+    if not args.force:  # nothing changed: said from the manifest and file bytes, without loading the writers
+        from .incremental import up_to_date
+
+        warnings = up_to_date(project, paths or project.deck_paths(), formats, args.out or project.build_dir,
+                              notes=args.notes, scale=args.scale, with_clicks=args.with_clicks,
+                              animate=args.clicks == "animate", single_file=args.single_file)
+        if warnings is not None:
+            if not args.quiet:
+                for warning in warnings:
+                    print(warning, file=sys.stderr)
+                print(f"up to date ({time.perf_counter() - start:.2f} s)", file=sys.stderr)
+            return 0
+    from .build import build
+
+    count = len(paths) if paths is not None else len(project.deck_paths())
     slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
     with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
         report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale,
                        single_file=args.single_file,
-                       with_clicks=args.with_clicks, animate=args.clicks == "animate")
+                       with_clicks=args.with_clicks, animate=args.clicks == "animate",
+                       force=args.force, jobs=args.jobs)
     for diagnostic in report.diagnostics:
         if not (args.quiet and diagnostic.severity != "error"):
             print(diagnostic, file=sys.stderr)
@@ -193,7 +222,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.verbose:
         for path in report.written:
             print(f"wrote {display_path(path)}", file=sys.stderr)
-    if not args.quiet:
+    if not args.quiet and not report.written and not report.failed:
+        print(f"up to date ({time.perf_counter() - start:.2f} s)", file=sys.stderr)
+    elif not args.quiet:
         print(
             f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
             + (f" into {display_path(args.out or project.build_dir)}/" if outputs else ""),

@@ -355,3 +355,44 @@ def test_serve_watches_components_and_the_code_snippets_import(preview: Preview)
     watched = preview.watched()
     assert root / "components" in watched
     assert root / "model" in watched  # <<< @/model/... snippets and the experiments' code
+
+
+# --------------------------------------------------------------------------- file-system events
+
+
+def test_an_edit_is_seen_through_file_system_events_and_rebuilds_only_that_deck(project: Project) -> None:
+    """Polling is set to once an hour: the reload can only come from an event."""
+    with Preview(project, port=0, log=open(os.devnull, "w"), interval=3600) as running:
+        running.watch_in_background()
+        assert running.watching.wait(10) and running.watcher == "events"
+        events = Events(running.port)
+        try:
+            before = (running.html_dir / "02-other.html").stat().st_mtime_ns
+            deck = project.decks_dir / "01-served.md"
+            deck.write_text(DECK.replace("Original text.", "Seen through an event."), encoding="utf-8")
+            data, seconds = events.wait_for("01-served.html")
+            assert seconds < 5 and "02-other.html" not in data["pages"]
+            assert "Seen through an event." in get(running.url + "01-served.html")
+            assert (running.html_dir / "02-other.html").stat().st_mtime_ns == before  # left alone
+            assert not (running.out / "pptx").exists()  # HTML only
+            page = (running.html_dir / "01-served.html").stat().st_mtime_ns
+            (project.root / "references.bib").write_text("@book{a, title={A}}\n", encoding="utf-8")  # a single file
+            time.sleep(1.0)
+            assert (running.html_dir / "01-served.html").stat().st_mtime_ns == page  # no deck cites a work
+            assert running.rebuild(None) == []  # nothing to reload
+        finally:
+            events.close()
+
+
+def test_without_events_the_preview_polls(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("slidegen.serve.preview.events_available", lambda: False)
+    with Preview(project, port=0, log=open(os.devnull, "w"), interval=0.05) as running:
+        running.watch_in_background()
+        assert running.watching.wait(10) and running.watcher == "polling"
+        events = Events(running.port)
+        try:
+            (project.decks_dir / "02-other.md").write_text(OTHER.replace("here too", "polled"), encoding="utf-8")
+            data, _ = events.wait_for("02-other.html")
+            assert "01-served.html" not in data["pages"]
+        finally:
+            events.close()

@@ -233,15 +233,24 @@ def save(prs: PresentationType) -> bytes:
             overrides[part.partname] = part.content_type
     buffer = BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, strict_timestamps=False) as archive:
-        archive.writestr(CONTENT_TYPES_URI.membername,
-                         pml.content_types(sorted(defaults.items()), sorted(overrides.items())))
+        _write(archive, CONTENT_TYPES_URI.membername,
+               pml.content_types(sorted(defaults.items()), sorted(overrides.items())))
         # python-pptx keeps the package's own relationships private
-        archive.writestr(PACKAGE_URI.rels_uri.membername, _rels_item(package._rels, PACKAGE_URI))
+        _write(archive, PACKAGE_URI.rels_uri.membername, _rels_item(package._rels, PACKAGE_URI))
         for part in parts:
-            archive.writestr(part.partname.membername, part.blob)
+            _write(archive, part.partname.membername, part.blob)
             if len(part.rels):
-                archive.writestr(part.partname.rels_uri.membername, _rels_item(part.rels, part.partname.baseURI))
+                _write(archive, part.partname.rels_uri.membername, _rels_item(part.rels, part.partname.baseURI))
     return buffer.getvalue()
+
+
+#: Every item's time stamp: a fixed one, so the same deck gives the same bytes at any time (zip's epoch).
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def _write(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
+    """Add one item, compressed, with the fixed :data:`ZIP_TIME`."""
+    archive.writestr(zipfile.ZipInfo(name, date_time=ZIP_TIME), data, zipfile.ZIP_DEFLATED)
 
 
 def _rels_item(rels, base: str) -> bytes:

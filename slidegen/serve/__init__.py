@@ -5,11 +5,13 @@ One job per module:
 - :mod:`.address`: the HTML is served on 127.0.0.1 unless told otherwise: a host that is not a
   loopback address must be asked for explicitly (``--host``; ``allow_remote=True`` here), or
   :class:`Preview` refuses it.
-- :mod:`.watch`: ``decks/``, ``results/`` and ``figures/`` are polled every :data:`POLL_SECONDS`
-  (mtimes, sizes and inodes: stdlib only).
-- :mod:`.preview`: the HTML is built into a temporary folder (``build/`` is left alone). A changed
-  deck file rebuilds that deck; anything else (results.md, run data, figure code, pictures)
-  rebuilds every deck. The index is rewritten each time.
+- :mod:`.watch`: ``decks/``, ``results/``, ``figures/``, ``components/`` and the bibliography are
+  watched through file-system events (watchfiles); where those cannot be had, polled every
+  :data:`POLL_SECONDS` (mtimes, sizes and inodes: stdlib only).
+- :mod:`.preview`: the HTML is built into a temporary folder (``build/`` is left alone), with the
+  incremental build's manifest there: a changed deck file rebuilds that deck's HTML; anything
+  else (results.md, run data, figure code, pictures, components) rebuilds the decks whose
+  inputs it changed. Pages are told to reload only when something was rebuilt.
 - :mod:`.handler` and :mod:`.events`: served HTML pages get a few lines of script
   (:data:`LIVE_SCRIPT`, added by the server to its responses, never written into the build) that
   listen on the Server-Sent Events endpoint ``/__events``; a ``reload`` event naming the page
@@ -26,7 +28,7 @@ from slidegen.serve.errorpage import error_page
 from slidegen.serve.events import EventHub
 from slidegen.serve.handler import EVENTS_PATH, KEEPALIVE_SECONDS, LIVE_SCRIPT, inject_live_script
 from slidegen.serve.preview import Preview, serve
-from slidegen.serve.watch import POLL_SECONDS, changed_files, snapshot
+from slidegen.serve.watch import POLL_SECONDS, changed_files, event_changes, events_available, snapshot
 
 __all__ = [
     "DEFAULT_HOST",
@@ -40,6 +42,8 @@ __all__ = [
     "changed_files",
     "check_host",
     "error_page",
+    "event_changes",
+    "events_available",
     "inject_live_script",
     "is_loopback",
     "serve",

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from slidegen import manifest
 from slidegen.atomic import atomic_write
 from slidegen.errors import Diagnostic, SlidegenError, UsageError, display_path
 from slidegen.project import Project
@@ -22,7 +23,7 @@ from slidegen.serve.address import DEFAULT_HOST, DEFAULT_PORT, browser_url, chec
 from slidegen.serve.errorpage import error_page
 from slidegen.serve.events import EventHub
 from slidegen.serve.handler import Server
-from slidegen.serve.watch import POLL_SECONDS, Stamp, changed_files, snapshot
+from slidegen.serve.watch import POLL_SECONDS, Stamp, changed_files, event_changes, events_available, snapshot
 
 
 class Preview:
@@ -41,6 +42,7 @@ class Preview:
         allow_remote: bool = False,
         interval: float = POLL_SECONDS,
         log: TextIO | None = None,
+        events: bool = True,
     ) -> None:
         self.project = project
         self.host = check_host(host, allow_remote)
@@ -56,6 +58,11 @@ class Preview:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._seen: dict[Path, Stamp] = {}
+        self.events = events
+        self.watcher = ""
+        """How saves are noticed once :meth:`watch` runs: ``"events"`` or ``"polling"``."""
+        self.watching = threading.Event()
+        """Set once saves are being watched."""
 
     # ------------------------------------------------------------------ life cycle
 
@@ -108,15 +115,36 @@ class Preview:
         return self
 
     def watch_in_background(self) -> None:
-        """Poll for changes in a thread (the CLI polls in the main thread with :meth:`watch`)."""
+        """Watch for changes in a thread (the CLI watches in the main thread with :meth:`watch`)."""
         thread = threading.Thread(target=self.watch, name="slidegen-watch", daemon=True)
         thread.start()
         self._threads.append(thread)
 
     def watch(self) -> None:
-        """Poll every :attr:`interval` seconds until :meth:`close`; Ctrl-C ends it too."""
+        """Rebuild on every save until :meth:`close` (Ctrl-C ends it too): through file-system events,
+        or by polling every :attr:`interval` seconds when events are off or cannot be had."""
+        if self.events and events_available():
+            try:
+                self._watch_events()
+                return
+            except (OSError, RuntimeError) as error:
+                print(f"warning: no file-system events ({error}); polling every {self.interval} s", file=self.log)
+        self.watcher = "polling"
+        self.watching.set()
         while not self._stop.wait(self.interval):
             self.poll()
+
+    def _watch_events(self) -> None:
+        self.watcher = "events"
+        while not self._stop.is_set():
+            for changed in event_changes(self.watched(), self._stop):
+                if not self.watching.is_set():
+                    self.watching.set()
+                    self.poll()  # what was saved since the first build, this batch included
+                elif changed:
+                    self.changed(changed)
+            if not self._stop.is_set():
+                self.rebuild(None)  # a watched folder appeared: it may hold anything
 
     def close(self) -> None:
         """Stop watching and serving, end the event streams, remove the temporary folder."""
@@ -171,10 +199,16 @@ class Preview:
             return []
         return self.rebuild(self.decks_touched(changed))
 
+    def changed(self, files: set[Path]) -> list[str]:
+        """Rebuild what a change to ``files`` (reported by events) touches. Returns the pages rebuilt."""
+        return self.rebuild(self.decks_touched(files))
+
     def rebuild(self, decks: list[Path] | None) -> list[str]:
         """Rebuild ``decks`` (``None``: all) and the index, then tell the open pages.
 
-        Returns the names of the pages rebuilt (``01-x.html``, ``index.html``).
+        Only the HTML is built, and of it only what changed (the manifest of the temporary
+        folder remembers every other deck). Returns the names of the pages rebuilt (``01-x.html``,
+        ``index.html``).
         """
         from slidegen import html
         from slidegen.build import build, project_index
@@ -194,6 +228,8 @@ class Preview:
                     # figures are drawn into the temporary folder too: serve leaves build/ alone
                     report = build(self.project, present, ("html",), self.out, figures_dir=self.out / "figures")
                     written = {p.resolve() for p in report.written}
+                    fresh = {p.resolve() for p in report.skipped}
+                    present = [p for p in present if p.resolve() not in fresh]  # up to date: nothing to reload
                     for path in present:
                         page = (self.html_dir / f"{path.stem}.html").resolve()
                         if page not in written:
@@ -215,6 +251,8 @@ class Preview:
                 traceback.print_exc(file=self.log)
                 failures = {path: [f"internal error while building: {type(error).__name__}: {error}"]
                             for path in present}
+            if failures:
+                manifest.forget(self.out, list(failures))  # an error page stands in: built again once fixed
             for path in present:
                 pages.append(f"{path.stem}.html")
                 if path in failures:
@@ -224,6 +262,8 @@ class Preview:
                         print(line, file=self.log)
                 else:
                     self.errors.pop(path.resolve(), None)
+            if targets and not pages:
+                return []  # nothing changed (a save of the same bytes, a file no deck uses): nothing to reload
             pages.append("index.html")
             self.builds += 1
             elapsed = time.perf_counter() - start
