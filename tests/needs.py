@@ -7,12 +7,14 @@ skip with the reason locally; fail when the ``CI`` variable is set (``1``, ``tru
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -46,6 +48,28 @@ def chromium() -> Path:
         return pdf.check_available()
     except pdf.ChromiumMissing as error:
         missing(str(error))
+
+
+@contextlib.contextmanager
+def browser() -> Iterator[Any]:
+    """:func:`chromium` launched headless through Playwright with slidegen's own flags, closed on exit."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=str(executable), args=list(pdf.CHROMIUM_ARGS), headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def record_problems(page: Any, problems: list[str]) -> None:
+    """Append to ``problems`` each console error and page error of ``page``, and each request it makes
+    for anything but a file: or data: address (the decks must work offline)."""
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("request", lambda r: r.url.startswith(("file:", "data:")) or problems.append(f"network: {r.url}"))
 
 
 def module(name: str, install: str) -> ModuleType:

@@ -15,7 +15,6 @@ import pytest
 from slidegen import html
 from slidegen.media import image_refs
 from slidegen.parse import parse_deck
-from slidegen.pdf import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 
@@ -48,13 +47,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = needs.chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
+    with needs.browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 class Watched:

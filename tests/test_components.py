@@ -20,7 +20,6 @@ from slidegen.bind import bind_deck
 from slidegen.build import build
 from slidegen.check import check_project
 from slidegen.parse import parse_deck, parse_text
-from slidegen.pdf import CHROMIUM_ARGS
 from slidegen.project import Project
 from slidegen.results import Results
 
@@ -189,13 +188,8 @@ def test_a_component_that_throws_while_drawing_is_a_located_build_error(built, t
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = needs.chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
+    with needs.browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture

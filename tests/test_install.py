@@ -198,9 +198,7 @@ def test_the_installed_build_opens_offline_in_chromium(installed: dict) -> None:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 720})
-        page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("request", lambda r: r.url.startswith(("file:", "data:")) or problems.append(f"network: {r.url}"))
+        needs.record_problems(page, problems)
         page.goto(page_file.as_uri())
         page.wait_for_function("window.Reveal && Reveal.isReady()")
         page.evaluate("document.fonts.ready.then(() => true)")

@@ -18,7 +18,6 @@ from slidegen import components, html, snapshot
 from slidegen.build import build
 from slidegen.check import check_project
 from slidegen.parse import parse_text
-from slidegen.pdf import CHROMIUM_ARGS
 from slidegen.project import Project
 
 FIXTURE = Path(__file__).parent / "fixtures" / "components"
@@ -102,13 +101,8 @@ def test_the_pdf_prints_the_drawn_diagrams(built):
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = needs.chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
+    with needs.browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.mark.browser

@@ -285,9 +285,7 @@ def test_html_in_chromium_offline_with_the_colours_it_promises(tmp_path: Path, m
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 720})
-        page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("request", lambda r: r.url.startswith(("file:", "data:")) or problems.append(f"network: {r.url}"))
+        needs.record_problems(page, problems)
         page.goto((out / "html" / "01-a.html").as_uri())
         page.wait_for_function("window.Reveal && Reveal.isReady()")
         page.evaluate("Reveal.configure({transition: 'none', backgroundTransition: 'none'})")

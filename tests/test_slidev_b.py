@@ -25,7 +25,6 @@ from slidegen import deck as d
 from slidegen.cli import main
 from slidegen.errors import SlidegenError
 from slidegen.parse import parse_deck, parse_text
-from slidegen.pdf import CHROMIUM_ARGS
 from slidegen.pptx import code_steps, write_deck
 
 FIXTURE = Path(__file__).parent / "fixtures" / "slidev" / "b.md"
@@ -172,13 +171,8 @@ def page_file(deck: d.Deck, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture  # not kept for the module: the --with-clicks build starts Playwright of its own
 def browser():
-    executable = needs.chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
+    with needs.browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 # What a reader sees of each labelled fragment: shown, or (a fade-out one) not yet hidden.
