@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from .build import BoundDecks, DeckBuilt, _Settings
 
 #: Fewer decks than this are written by the main process alone: a worker takes about a second to start
-#: (Python and the writers' imports), in which the main process writes about that many decks.
-MIN_DECKS = 6
+#: (Python and the writers' imports). benchmarks/build_speed.py on 2 cores: a warm build of 14 decks
+#: took 1.93 s alone and 2.67 s with two processes, of 56 decks 8.59 s and 6.31 s; the lines cross
+#: near 24 decks.
+MIN_DECKS = 24
 #: Groups per process: enough that no process waits long for the last one, few enough that each
 #: group's shared set-up (results, bibliography, components) stays small beside its decks.
 GROUPS_PER_JOB = 4
