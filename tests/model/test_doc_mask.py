@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from weights import perturbed
 
 from model.decoder import Decoder, ModelConfig, cross_entropy, document_mask
 from model.reference import forward as ref_forward
@@ -39,15 +40,6 @@ def _batch(cfg: ModelConfig, B: int = 4, seed: int = 0) -> tuple[torch.Tensor, t
     return x, y, doc
 
 
-def _perturbed(cfg: ModelConfig) -> Decoder:
-    torch.manual_seed(0)
-    model = Decoder(cfg).double()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.3)
-    return model
-
-
 @pytest.fixture
 def float64_default():
     before = torch.get_default_dtype()
@@ -73,7 +65,7 @@ def test_the_batch_really_crosses_documents():
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_reference_matches_autograd_with_the_mask(name):
     cfg = VARIANTS[name]
-    model = _perturbed(cfg)
+    model = perturbed(cfg)
     x, y, doc = _batch(cfg)
     loss = model.loss(x, y, doc)
     loss.backward()
@@ -164,7 +156,7 @@ def test_a_document_sees_nothing_of_the_document_before_it(name):
     heads = torch.randint(0, cfg.vocab, (3, j), generator=g)  # three different previous documents
     x = torch.cat([heads, tail.expand(3, -1)], dim=1)  # (3, T)
     doc = (torch.arange(T) >= j).long().expand(3, -1)
-    model = _perturbed(cfg)
+    model = perturbed(cfg)
     with torch.no_grad():
         out = model(x, doc)
         unmasked = model(x)

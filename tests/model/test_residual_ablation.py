@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from weights import perturbed
 
 from model.decoder import Decoder, ModelConfig, cross_entropy
 from model.reference import loss_and_grads
@@ -25,15 +26,6 @@ ABLATIONS = {
 def _batch(cfg: ModelConfig, B: int = 4, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     return tuple(torch.randint(0, cfg.vocab, (B, cfg.context), generator=g) for _ in range(2))  # type: ignore[return-value]
-
-
-def _perturbed(cfg: ModelConfig) -> Decoder:
-    torch.manual_seed(0)
-    model = Decoder(cfg).double()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.3)
-    return model
 
 
 def test_the_ablation_is_a_different_network_and_the_default_keeps_its_residuals():
@@ -54,7 +46,7 @@ def test_the_ablation_is_a_different_network_and_the_default_keeps_its_residuals
 @pytest.mark.parametrize("name", list(ABLATIONS))
 def test_reference_matches_autograd_without_residuals(name):
     cfg = ABLATIONS[name]
-    model = _perturbed(cfg)
+    model = perturbed(cfg)
     x, y = _batch(cfg)
     loss = model.loss(x, y)
     loss.backward()
