@@ -24,7 +24,7 @@ from slidegen import components as comp
 from slidegen import deck as d
 from slidegen.errors import Diagnostic, display_path
 from slidegen.layouts import LAYOUTS, Layout
-from slidegen.pptx import code_steps, look, texmath
+from slidegen.pptx import code_steps, fades, look, texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (
     CodeItem,
@@ -212,6 +212,8 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
     shapes += placed + footnotes + _footer(deck, slide, kind, region)
     shapes = behind + look.recolor(slide, shapes)
+    # Slidev's fade: faded copies behind (pptx/fades.py)
+    shapes = fades.with_copies(shapes, fill or (theme.ACCENT_DARK_BG if kind.layout.dark else theme.BACKGROUND))
     notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
     titled = any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes)
     template = kind.look.template if titled else "Blank"

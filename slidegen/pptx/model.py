@@ -80,6 +80,8 @@ class Para:
     """The click the paragraph appears on (0: shown from the start); :mod:`slidegen.pptx.anim` animates it."""
     vanish: int = 0
     """The click it disappears on (0: never)."""
+    fade: bool = False
+    """While hidden it shows at half opacity (Slidev's ``fade``): :mod:`slidegen.pptx.fades` draws a faded copy."""
 
     @property
     def text(self) -> str:
