@@ -246,6 +246,12 @@ _VISIBLE = """() => Array.from(Reveal.getCurrentSlide().querySelectorAll('.fragm
     .map(f => ((f.querySelector('td') || f).textContent.match(/\\b[A-Z]\\d+b?\\b/) || [''])[0]).filter(Boolean)"""
 
 
+# Each labelled fragment of the current slide and its drawn opacity (0 when hidden by visibility).
+_OPACITY = """() => Array.from(Reveal.getCurrentSlide().querySelectorAll('.fragment:not(.click-step):not(.code-step)'))
+    .map(f => { const s = getComputedStyle(f), m = f.textContent.match(/\\b[A-Z]\\d+b?\\b/);
+                return [m ? m[0] : '', s.visibility === 'hidden' ? 0 : +s.opacity]; }).filter(p => p[0])"""
+
+
 def test_html_in_chromium_steps_through_the_clicks_in_slidevs_order(page_file: Path, browser):
     problems: list[str] = []
     page = browser.new_page(viewport={"width": 1280, "height": 720})
@@ -263,6 +269,18 @@ def test_html_in_chromium_steps_through_the_clicks_in_slidevs_order(page_file: P
                     page.evaluate("Reveal.next()")
             assert page.evaluate("Reveal.availableFragments().next") is False  # exactly the slide's clicks
             assert page.evaluate("Reveal.getIndices().h") == number - 1
+        # ranges and fade, by what the page draws: each labelled fragment's opacity (transitions off)
+        page.add_style_tag(content=".reveal .slides section .fragment { transition: none !important; }")
+        for number, ranges in RANGES.items():
+            page.evaluate(f"Reveal.slide({number - 1}, 0, -1)")
+            for k in range(TOTALS[number - 1] + 1):
+                drawn = dict(page.evaluate(_OPACITY))
+                assert {label for label, o in drawn.items() if o > 0} == shown_at(ranges, k), (number, k)
+                assert {label for label, o in drawn.items() if o == 1} == full_at(ranges, k), (number, k)
+                assert all(o in (0, 0.5, 1) for o in drawn.values()), drawn
+                if k < TOTALS[number - 1]:
+                    page.evaluate("Reveal.next()")
+            assert page.evaluate("Reveal.availableFragments().next") is False
         # code steps from click 2 on ({none|1|3-4}{at:2}), line numbers from startLine
         page.evaluate("Reveal.slide(5, 0, -1)")
         lit = "Array.from(Reveal.getCurrentSlide().querySelectorAll('.code')[0].querySelectorAll('.line.hl'))" \
