@@ -2,8 +2,11 @@
 
 - A ```` ```ts {monaco} ```` block (Slidev embeds its Monaco editor) is a plain highlighted block.
 - PowerPoint animates whole paragraphs and shapes: a click directive on inline HTML
-  (``<span v-click>``) shows the paragraph in full there, and a formula's line steps
-  (``$$ {1|3}``) show the whole formula; the HTML and ``--with-clicks`` PDF step through both.
+  (``<span v-click>``) shows the paragraph in full there; the HTML and ``--with-clicks`` PDF
+  step through it.
+- ``fade`` is drawn on text only: PowerPoint hides a faded code block, table, formula or picture
+  until its click.
+- Slidev's enter animations (``v-click.up``, ``.scale``...) are plain clicks.
 """
 
 from __future__ import annotations
@@ -22,9 +25,6 @@ def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
             if isinstance(block, d.CodeBlock) and block.monaco:
                 out.append(Diagnostic(where, line, 1, "{monaco} code editors are Slidev's own: the block is "
                                       "shown as plain highlighted code", "warning"))
-            elif isinstance(block, d.MathBlock) and len(block.steps) > 1:
-                out.append(Diagnostic(where, line, 1, "formula steps are shown in HTML and --with-clicks PDF; "
-                                      "PowerPoint shows the whole formula", "warning"))
             elif isinstance(block, d.RawHtml) and (unknown := _modifiers(block)):
                 out.append(Diagnostic(where, line, 1, f"click animation {', '.join(unknown)} is Slidev's enter "
                                       "animation: slidegen shows the element on its click without it", "warning"))

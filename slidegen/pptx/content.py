@@ -108,6 +108,9 @@ class MathItem:
     """Point size the PNG was drawn at."""
     appear: int = 0
     vanish: int = 0
+    steps: tuple[tuple[int, ...], ...] = ()
+    """Line steps kept for animation (empty: the whole formula)."""
+    clicks: tuple[int, ...] = ()
 
 
 @dataclass
@@ -298,7 +301,10 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                     code.steps, code.clicks = block.steps, block.clicks
                 items.append(code)
             case d.MathBlock():
-                items.append(math_item(block, ctx))
+                formula = math_item(block, ctx)
+                if ctx.animate and len(block.steps) > 1 and block.clicks:
+                    formula.steps, formula.clicks = block.steps, block.clicks
+                items.append(formula)
             case d.Table():
                 items.append(table_item(block, ctx))
             case d.Figure():

@@ -146,6 +146,10 @@ class Equation:
     color: str = theme.TEXT
     appear: int = 0
     vanish: int = 0
+    steps: tuple[tuple[int, ...], ...] = ()
+    """A formula's line steps kept for animation (``$$ {1|3|all}``; :mod:`slidegen.pptx.math_steps`)."""
+    clicks: tuple[int, ...] = ()
+    """The click each step after the first shows on."""
 
 
 Shape = TextBox | Table | Picture | Equation
