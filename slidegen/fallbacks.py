@@ -1,9 +1,8 @@
 """Slidev features a deck uses that slidegen shows differently, each a ``check`` warning at its line.
 
 - A ```` ```ts {monaco} ```` block (Slidev embeds its Monaco editor) is a plain highlighted block.
-- PowerPoint animates whole paragraphs and shapes: a click directive on inline HTML
-  (``<span v-click>``) shows the paragraph in full there; the HTML and ``--with-clicks`` PDF
-  step through it.
+- PowerPoint draws a click on inline HTML (``<span v-click>``) as copies of its paragraph
+  (:mod:`slidegen.pptx.spans`), but not in a table cell: there it shows the text in full.
 - ``fade`` is drawn on text only: PowerPoint hides a faded code block, table, formula or picture
   until its click.
 - Slidev's enter animations (``v-click.up``, ``.scale``...) are plain clicks.
@@ -31,10 +30,10 @@ def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
             elif isinstance(block, d.Click) and block.fade and _drawn_whole(block):
                 out.append(Diagnostic(where, line, 1, "fade on a code block, table, formula or picture: PowerPoint "
                                       "hides it until its click (fade is drawn on text only)", "warning"))
-            elif any(isinstance(n, d.HtmlSpan) and n.clicks for n in d.walk_inlines(d.block_inlines(block))):
-                out.append(Diagnostic(where, line, 1, "a click on inline HTML is shown in HTML and PDF; "
-                                      "PowerPoint animates whole paragraphs, so it shows this one in full",
-                                      "warning"))
+            elif isinstance(block, d.Table) and any(isinstance(n, d.HtmlSpan) and n.clicks
+                                                    for n in d.walk_inlines(d.block_inlines(block))):
+                out.append(Diagnostic(where, line, 1, "a click on inline HTML in a table is shown in HTML and PDF; "
+                                      "PowerPoint shows the table's text in full", "warning"))
     return out
 
 

@@ -44,7 +44,7 @@ EXPECTED: dict[int, dict[str, tuple[int, bool]]] = {
     5: {"A2": (2, False), "A3": (3, False)},  # an absolute at leaves the offset at 0
     8: {"T1": (1, False), "T2": (2, False)},
 }
-TOTALS = [0, 4, 6, 6, 5, 3, 2, 2, 5, 5]
+TOTALS = [0, 4, 6, 6, 5, 3, 2, 2, 5, 5, 3]
 #: The slides of click ranges and fade: each label's full timing, as Slidev's calculateRange resolves it (the
 #: end exclusive; an absolute range leaves the offset alone, ['+1', '+2'] starts after the offset, ends 2 later).
 RANGES: dict[int, dict[str, d.Timing]] = {
@@ -52,6 +52,7 @@ RANGES: dict[int, dict[str, d.Timing]] = {
         "J5": d.Timing(5)},
     10: {"F1": d.Timing(1, fade=True), "F2": d.Timing(2, fade=True), "F3": d.Timing(3, fade=True),
          "F4": d.Timing(4, fade=True), "U5": d.Timing(5)},
+    11: {"P1": d.Timing(1), "Q2": d.Timing(2, True, 3), "P2": d.Timing(2, fade=True)},
 }
 
 
@@ -176,7 +177,7 @@ def test_notes_split_at_click_markers(deck: d.Deck):
 
 def test_check_warns_where_an_output_differs(deck: d.Deck):
     found = [(w.line, w.message.split(":")[0].split(" ")[0]) for w in fallbacks.warnings("b.md", deck)]
-    assert found == [(100, "a"), (123, "{monaco}"), (207, "click")]
+    assert found == [(123, "{monaco}"), (207, "click")]
 
 
 def test_a_clicks_total_that_is_no_number_is_a_located_error():
@@ -215,8 +216,9 @@ def test_bad_click_and_code_syntax_is_a_located_error(text: str, message: str):
 def test_html_fragments_and_markers(deck: d.Deck):
     page = html.render_deck(deck, {})
     # a marker for each click nothing else marks (slide 3: click 2; slide 5: clicks 1, 4, 5), and for each
-    # click of a slide whose notes change on clicks (slide 4), and the clicks only a range's end changes (slide 9: 3, 4)
-    assert page.count('class="fragment click-step"') == 1 + 3 + 6 + 2
+    # click of a slide whose notes change on clicks (slide 4), and the clicks only a range's end changes (slide 9:
+    # 3, 4; slide 11: 3)
+    assert page.count('class="fragment click-step"') == 1 + 3 + 6 + 2 + 1
     assert '<div class="fragment click-range" data-fragment-index="1" data-click-end="3">' in page
     assert '<div class="fragment fade-out click-range" data-fragment-index="0" data-click-end="2">' in page
     assert '<li class="fragment click-fade" data-fragment-index="0">F1 faded until click 1</li>' in page
@@ -513,3 +515,25 @@ def test_pptx_final_state_has_one_whole_formula(deck: d.Deck, tmp_path: Path):
     mc = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
     copies = [e.find(f"{mc}Choice") for e in slide.shapes._spTree if e.tag == f"{mc}AlternateContent"]
     assert [_row_colours(c) for c in copies] == [[{code_steps.theme.TEXT[1:]}] * 3]
+
+
+def test_pptx_inline_clicks_are_copies_of_the_paragraph_per_state(presentation):
+    slide = presentation.slides[10]
+    # P1: the paragraph's first state (P1 hidden) until click 1, then the box's own paragraph; Q2/P2: three states
+    assert _animations(slide) == [(1, "exit,entr", ["P1", "P1"]), (2, "exit,entr", ["Q2", "Q2"]),
+                                  (3, "exit,entr", ["Q2", "Q2"])]
+    states = [sh for sh in slide.shapes if sh.name == "Text click state"]
+    body = next(sh for sh in slide.shapes if sh.name == "Text")
+    assert len(states) == 3 and all(s.text_frame.text == body.text_frame.text for s in states)  # the same layout
+    bg, text = code_steps.theme.BACKGROUND[1:], code_steps.theme.TEXT[1:]
+    half = code_steps.mix(code_steps.theme.TEXT, code_steps.theme.BACKGROUND, 0.5)[1:]
+
+    def colour(shape, para: int, label: str) -> str:
+        run = next(r for r in shape.text_frame.paragraphs[para].runs if r.text.startswith(label))
+        return str(run.font.color.rgb).lower()
+
+    assert colour(states[0], 0, "P1") == bg and colour(states[0], 0, "Words") == text  # hidden: room kept
+    assert (colour(states[1], 1, "Q2"), colour(states[1], 1, "P2")) == (text, half)  # before click 2
+    assert (colour(states[2], 1, "Q2"), colour(states[2], 1, "P2")) == (bg, text)  # click 2
+    assert (colour(body, 1, "Q2"), colour(body, 1, "P2")) == (text, text)  # from click 3
+    assert colour(states[0], 1, "Q2") == bg  # another paragraph of a copy is drawn in the background colour

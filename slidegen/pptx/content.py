@@ -150,7 +150,7 @@ def runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[
 def _look(run: Run) -> tuple:
     """Every field of ``run`` but its text."""
     return (run.bold, run.italic, run.strike, run.underline, run.font, run.color, run.url, run.slide, run.field,
-            run.baseline)
+            run.baseline, run.appear, run.vanish, run.fade)
 
 
 def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) -> list[Run]:
@@ -192,7 +192,8 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
             case d.HtmlSpan() if comp.is_custom_tag(node.tag):
                 pass  # a component: its paragraph shows it as a picture (see _blocks)
             case d.HtmlSpan():
-                out += _runs(node.children, ctx, line, **{**style, **_html_look(node, ctx, line)})
+                timed = _span_timing(node, ctx, style)
+                out += _runs(node.children, ctx, line, **{**style, **_html_look(node, ctx, line), **timed})
             case d.RawInline():
                 ctx.warn(line, f"inline HTML {node.html[:40]} is left out of PowerPoint, which cannot draw it")
             case d.FootnoteRef():
@@ -200,6 +201,15 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
             case _:
                 assert_never(node)
     return out
+
+
+def _span_timing(node: d.HtmlSpan, ctx: Context, style: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``appear``/``vanish``/``fade`` run fields of an inline ``<span v-click>`` (with ``ctx.animate``)."""
+    if not (ctx.animate and node.clicks and node.clicks[0].at > 0):
+        return {}
+    timing = node.clicks[0]
+    appear, vanish = _combine(style.get("appear", 0), style.get("vanish", 0), timing)
+    return {"appear": appear, "vanish": vanish, "fade": style.get("fade", False) or timing.fade}
 
 
 def _html_look(node: d.HtmlSpan, ctx: Context, line: int) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from slidegen import components as comp
 from slidegen import deck as d
 from slidegen.errors import Diagnostic, display_path
 from slidegen.layouts import LAYOUTS, Layout
-from slidegen.pptx import code_steps, fades, look, math_steps, texmath
+from slidegen.pptx import code_steps, fades, look, math_steps, spans, texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (
     CodeItem,
@@ -212,9 +212,10 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
     shapes += placed + footnotes + _footer(deck, slide, kind, region)
     shapes = behind + look.recolor(slide, shapes)
-    # Slidev's fade: faded copies behind (pptx/fades.py); a formula's line steps: a dimmed copy per step
+    # copies drawn behind: a paragraph's states (inline clicks, pptx/spans.py), faded paragraphs (fades.py);
+    # a formula's line steps: a dimmed copy per step (math_steps.py)
     ground = fill or (theme.ACCENT_DARK_BG if kind.layout.dark else theme.BACKGROUND)
-    shapes = math_steps.with_steps(fades.with_copies(shapes, ground), ground)
+    shapes = math_steps.with_steps(fades.with_copies(spans.with_states(shapes, ground), ground), ground)
     notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
     titled = any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes)
     template = kind.look.template if titled else "Blank"

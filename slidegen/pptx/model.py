@@ -55,6 +55,10 @@ class Run:
     """``"slidenum"``: the text is the current value of PowerPoint's slide-number field."""
     baseline: int = 0
     """Raised (superscript, ``30000``: 30%) or lowered (subscript, ``-25000``) from the line, in 1/1000 %."""
+    appear: int = 0
+    """The click an inline ``<span v-click>`` shows on (0: from the start); :mod:`slidegen.pptx.spans` draws it."""
+    vanish: int = 0
+    fade: bool = False
 
 
 @dataclass(frozen=True)
