@@ -9,6 +9,12 @@ table's rows) successive clicks, ``every`` items per click. A code block's or fo
 steps take one click each after the first. The slide's total is its ``clicks:`` frontmatter, else
 the last click anything happens on.
 
+A directive's value may be a click range, ``[start, end]`` with the end exclusive, resolved as
+Slidev's ``calculateRange``: a relative start counts from the offset, a relative end from the
+start, and both relative parts move the offset. Its modifiers ``.hide`` and ``.fade`` (half
+opacity while hidden; ``fade`` on the click components too) are kept in the timing; any other
+modifier (one of Slidev's enter animations) is kept by name for ``check`` to warn about.
+
 :func:`resolve` writes the timings into the tree (``Click.clicks``, ``CodeBlock.clicks``...) and
 the total into ``Slide.clicks``; it is idempotent, and every writer calls it, so a tree built by hand
 gets the same timings as a parsed one. :func:`units` names what each timing of a ``<v-clicks>``

@@ -8,6 +8,12 @@ exactly its total of clicks, as Slidev's does. With ``[click]`` markers in the n
 gets one, carrying the notes from that click on; the markers come first in the slide, so the
 speaker view (which reads the notes of the first current fragment) finds them.
 
+A click range (``v-click="[2, 4]"``) is a fragment at its start with ``click-range`` and
+``data-click-end`` (the fragment index of its end): the page's script marks it ``click-ended``
+once a fragment at that index is shown, and the theme hides it again (or, hidden, shows it
+again); the end click gets a marker when nothing else changes there. ``fade`` adds
+``click-fade``: the theme draws the hidden state at half opacity, as Slidev's ``vclick.css`` does.
+
 Directives written on the author's HTML tags (``<div v-click>``, ``v-click.hide``, ``v-after``) and
 Slidev's click tags inside an HTML block (``<v-click at="2">``) are rewritten into those fragments.
 """
