@@ -9,6 +9,12 @@ table's rows) successive clicks, ``every`` items per click. A code block's or fo
 steps take one click each after the first. The slide's total is its ``clicks:`` frontmatter, else
 the last click anything happens on.
 
+A directive's value may be a click range, ``[start, end]`` with the end exclusive, resolved as
+Slidev's ``calculateRange``: a relative start counts from the offset, a relative end from the
+start, and both relative parts move the offset. Its modifiers ``.hide`` and ``.fade`` (half
+opacity while hidden; ``fade`` on the click components too) are kept in the timing; any other
+modifier (one of Slidev's enter animations) is kept by name for ``check`` to warn about.
+
 :func:`resolve` writes the timings into the tree (``Click.clicks``, ``CodeBlock.clicks``...) and
 the total into ``Slide.clicks``; it is idempotent, and every writer calls it, so a tree built by hand
 gets the same timings as a parsed one. :func:`units` names what each timing of a ``<v-clicks>``
@@ -24,15 +30,20 @@ from . import deck as d
 from . import rawhtml
 
 AT_RE = re.compile(r"[+-]?\d+")
-#: A click directive on an HTML tag: ``v-click``, ``v-click.hide``, ``v-after``, ``v-click-hide``, with a value.
-DIRECTIVE_RE = re.compile(r"""(?<![\w:.-])(v-click-hide|v-click|v-after)(\.hide)?(?:\s*=\s*("[^"]*"|'[^']*'))?"""
-                          r"""(?=[\s/>]|$)""")
+#: A click directive on an HTML tag: ``v-click``, ``v-after``, ``v-click-hide``, its modifiers (``.hide``,
+#: ``.fade``...) and its value.
+DIRECTIVE_RE = re.compile(r"""(?<![\w:.-])(v-click-hide|v-click|v-after)((?:\.[\w-]+)*)"""
+                          r"""(?:\s*=\s*("[^"]*"|'[^']*'))?(?=[\s/>]|$)""")
 #: Slidev's click components written as tags inside an HTML block.
 COMPONENT_TAGS = frozenset({"v-click", "v-after", "v-click-hide"})
+#: The directive modifiers slidegen draws: ``hide`` and ``fade`` (Slidev's reserved ones); any other is
+#: one of Slidev's enter animations (``.up``, ``.scale``...), which ``check`` names in a warning.
+MODIFIERS = frozenset({"hide", "fade"})
 #: The most clicks a slide takes (a larger ``clicks:`` or ``at`` is cut to it): each click is a page with --with-clicks.
 MAX_CLICKS = 500
 #: ``[click]`` or ``[click:3]`` opening a paragraph of the notes.
 NOTES_MARK_RE = re.compile(r"\[click(?::(\d+))?\]\s*")
+_RANGE_RE = re.compile(r"\[\s*([^,\]]*?)\s*,\s*([^,\]]*?)\s*\]")
 
 
 class AtError(ValueError):
@@ -41,6 +52,18 @@ class AtError(ValueError):
     def __init__(self, message: str, line: int = 0) -> None:
         super().__init__(message)
         self.line = line
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A click directive as written: ``at`` (``"+1"``, ``"3"``), a range's ``end`` (``"4"``, ``"+1"``; ``None``:
+    no range), ``hide``, ``fade``, and the modifiers slidegen does not draw (``("up",)``)."""
+
+    at: str
+    hide: bool = False
+    end: str | None = None
+    fade: bool = False
+    unknown: tuple[str, ...] = ()
 
 
 @dataclass
@@ -61,63 +84,110 @@ class Timeline:
         self.last = max(self.last, start + size - 1)
         return start
 
+    def span(self, at: str, end: str) -> tuple[int, int]:
+        """A click range's ``(start, end)`` as Slidev's ``calculateRange`` gives them: a relative start counts
+        from the offset, a relative end from the start; both relative parts move the offset."""
+        relative, value = parse_at(at)
+        start = self.offset + value if relative else value
+        delta = value if relative else 0
+        relative, value = parse_at(end)
+        stop = start + value if relative else value
+        delta += value if relative else 0
+        if stop <= start:
+            raise AtError(f"the click range ends on click {stop}, not after its start {start}: "
+                          "the end is exclusive (v-click=\"[2, 4]\" shows on clicks 2 and 3)")
+        self.offset += delta
+        self.last = max(self.last, stop)
+        return start, stop
+
+    def timing(self, spec: Directive) -> d.Timing:
+        """The timing of one directive (a range or a single position)."""
+        if spec.end is not None:
+            start, stop = self.span(spec.at, spec.end)
+            if start < 1:  # changed from the start: only the end changes anything
+                return d.Timing(stop, not spec.hide, 0, spec.fade)
+            return d.Timing(start, spec.hide, stop, spec.fade)
+        return d.Timing(self.take(spec.at), spec.hide, 0, spec.fade)
+
 
 def parse_at(at: str) -> tuple[bool, int]:
     """``"+2"`` -> ``(True, 2)``, ``"3"`` -> ``(False, 3)``, ``""`` -> ``(True, 1)`` (the next click)."""
     text = at.strip() or "+1"
     if not AT_RE.fullmatch(text):
-        raise AtError(f"'{at}' is not a click position: write a number (3, absolute) or a signed one (+1, relative)")
+        hint = (": a click range goes on a tag as a directive, <div v-click=\"[2, 4]\">" if text.startswith("[")
+                else ": write a number (3, absolute) or a signed one (+1, relative)")
+        raise AtError(f"'{at}' is not a click position{hint}")
     return text[0] in "+-", int(text)
 
 
-def directive_at(name: str, value: str | None) -> str:
-    """The ``at`` of a directive as Vue reads its value, a JavaScript expression.
+def _unquote(text: str) -> tuple[str, bool]:
+    """``'+2'`` -> ``("+2", True)`` (a JavaScript string), ``2`` -> ``("2", False)``."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
+        return text[1:-1].strip(), True
+    return text, False
+
+
+def directive_at(name: str, value: str | None) -> tuple[str, str | None]:
+    """The ``(at, range end)`` of a directive as Vue reads its value, a JavaScript expression.
 
     ``v-click`` is ``"+1"`` and ``v-after`` ``"+0"``; a quoted string (``v-click="'+2'"``) is relative
-    when signed; a bare number is absolute (``v-click="+1"`` is the number 1, as in Slidev).
+    when signed; a bare number is absolute (``v-click="+1"`` is the number 1, as in Slidev). An array
+    is a range, its end exclusive: ``[2, 4]`` (absolute), ``['+1', '+2']`` (relative: the start from the
+    running offset, the end from the start), or the string ``'[+1, +1]'`` Slidev's guide writes.
     """
     if value is None or value.strip() in ("", "true"):
-        return "+0" if name == "v-after" else "+1"
-    text = value.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
-        inner = text[1:-1].strip()
-        parse_at(inner)
-        return inner
+        return ("+0" if name == "v-after" else "+1"), None
+    text, quoted = _unquote(value)
+    found = _RANGE_RE.fullmatch(text)
+    if found:
+        parts = []
+        for part in found.groups():
+            inner, inner_quoted = _unquote(part)
+            if not inner:
+                raise AtError(f"'{value.strip()}' is not a click range: write [2, 4] or ['+1', '+2']")
+            relative, number = parse_at(inner)
+            parts.append(inner if (inner_quoted or quoted) and relative else str(number))
+        return parts[0], parts[1]
     if text.startswith("["):
-        raise AtError(f"click ranges ({text}) are not supported: use v-click for the start and a "
-                      "v-click.hide on an element inside for the end")
+        raise AtError(f"'{value.strip()}' is not a click range: write [2, 4] or ['+1', '+2'] (the end is exclusive)")
+    if quoted:
+        parse_at(text)
+        return text, None
     relative, number = parse_at(text)
-    return str(number)
+    return str(number), None
 
 
-def tag_directive(attrs: str) -> tuple[str, bool] | None:
-    """``(at, hide)`` of the click directive among a tag's attributes, ``None`` without one."""
+def tag_directive(attrs: str) -> Directive | None:
+    """The click directive among a tag's attributes, ``None`` without one."""
     match = DIRECTIVE_RE.search(attrs)
     if not match:
         return None
-    name, hide, value = match.group(1), bool(match.group(2)), match.group(3)
-    return directive_at(name, value[1:-1] if value else None), hide or name == "v-click-hide"
+    name, value = match.group(1), match.group(3)
+    modifiers = tuple(m for m in match.group(2).split(".") if m)
+    at, end = directive_at(name, value[1:-1] if value else None)
+    return Directive(at, "hide" in modifiers or name == "v-click-hide", end, "fade" in modifiers,
+                     tuple(m for m in modifiers if m not in MODIFIERS))
 
 
-def component_directive(tag: str, attrs: str) -> tuple[str, bool]:
-    """``(at, hide)`` of a ``<v-click at="2" hide>`` / ``<v-after>`` / ``<v-click-hide>`` tag."""
+def component_directive(tag: str, attrs: str) -> Directive:
+    """The directive of a ``<v-click at="2" hide fade>`` / ``<v-after>`` / ``<v-click-hide>`` tag."""
     found = re.search(r"""(?<![\w-])at\s*=\s*(["'])(.*?)\1""", attrs)
     at = found.group(2).strip() if found else ("+0" if tag == "v-after" else "+1")
     parse_at(at)
     hide = tag == "v-click-hide" or re.search(r"(?<![\w-])hide(?![\w-])", attrs) is not None
-    return at, hide
+    return Directive(at, hide, None, re.search(r"(?<![\w-])fade(?![\w-])", attrs) is not None)
 
 
-def html_units(html: str) -> list[tuple[int, int, str, bool]]:
-    """Every tag of ``html`` that a click reveals: ``(start, end, at, hide)`` of the tag in ``html``."""
+def html_units(html: str) -> list[tuple[int, int, Directive]]:
+    """Every tag of ``html`` that a click reveals: ``(start, end, directive)`` of the tag in ``html``."""
     found = []
     for match in rawhtml.OPEN_RE.finditer(html):
         tag, attrs = match.group(1).lower(), match.group(2) or ""
         if tag in COMPONENT_TAGS:
-            at, hide = component_directive(tag, attrs)
-            found.append((match.start(), match.end(), at, hide))
+            found.append((match.start(), match.end(), component_directive(tag, attrs)))
         elif (directive := tag_directive(attrs)) is not None:
-            found.append((match.start(), match.end(), *directive))
+            found.append((match.start(), match.end(), directive))
     return found
 
 
@@ -150,7 +220,7 @@ def _block(block: d.Block, line: Timeline) -> d.Block:
         case d.Click() if block.each:
             return _each(block, line)
         case d.Click():
-            timing = d.Timing(line.take(block.at), block.hide)
+            timing = d.Timing(line.take(block.at), block.hide, 0, block.fade)
             return replace(block, clicks=(timing,), blocks=_blocks(block.blocks, line))
         case d.CodeBlock() | d.MathBlock() if len(block.steps) > 1:
             start = line.take(block.at, len(block.steps) - 1)
@@ -166,7 +236,7 @@ def _block(block: d.Block, line: Timeline) -> d.Block:
                            rows=tuple(tuple(_inlines(c, line) for c in row) for row in block.rows))
         case d.RawHtml():
             units = html_units(block.html)
-            return replace(block, clicks=tuple(d.Timing(line.take(at), hide) for _, _, at, hide in units))
+            return replace(block, clicks=tuple(line.timing(spec) for _, _, spec in units))
         case _:
             return block
 
@@ -176,7 +246,7 @@ def _inlines(nodes: tuple[d.Inline, ...], line: Timeline) -> tuple[d.Inline, ...
     for node in nodes:
         if isinstance(node, d.HtmlSpan):
             directive = tag_directive(node.attrs)
-            timing = (d.Timing(line.take(directive[0]), directive[1]),) if directive else ()
+            timing = (line.timing(directive),) if directive else ()
             node = replace(node, clicks=timing, children=_inlines(node.children, line))
         elif isinstance(node, (d.Emph, d.Strong, d.Strike, d.Link)):
             node = replace(node, children=_inlines(node.children, line))
@@ -185,7 +255,8 @@ def _inlines(nodes: tuple[d.Inline, ...], line: Timeline) -> tuple[d.Inline, ...
 
 
 def used(slide: d.Slide) -> set[int]:
-    """The clicks on which something of a resolved slide changes."""
+    """The clicks on which something of a resolved slide starts to show or hide (a click range's end, where
+    it changes back, is left out: the HTML gives that click a marker of its own)."""
     found: set[int] = set()
     for block in d.walk_blocks(d.slide_blocks(slide)):
         if isinstance(block, (d.Click, d.RawHtml)):
@@ -228,10 +299,10 @@ def _each(click: d.Click, line: Timeline) -> d.Click:
     for number in range(1, len(units(click)) + 1):
         show = first + -(-number // every) - 1  # ceil(number / every)
         if relative:
-            timings.append(d.Timing(line.take(f"{show - done:+d}"), click.hide))
+            timings.append(d.Timing(line.take(f"{show - done:+d}"), click.hide, 0, click.fade))
             done = show
         else:
-            timings.append(d.Timing(line.take(str(show)), click.hide))
+            timings.append(d.Timing(line.take(str(show)), click.hide, 0, click.fade))
     return replace(click, clicks=tuple(timings), blocks=_blocks(click.blocks, line))
 
 

@@ -712,8 +712,8 @@ def _cell_spans(row: str) -> list[tuple[int, int]]:
 
 
 #: The attributes each click tag takes (Slidev's props), beyond which a tag is an error.
-CLICK_ATTRS = {"v-click": {"at", "hide"}, "v-after": {"at", "hide"}, "v-click-hide": {"at"},
-               "v-clicks": {"at", "hide", "depth", "every"}}
+CLICK_ATTRS = {"v-click": {"at", "hide", "fade"}, "v-after": {"at", "hide", "fade"}, "v-click-hide": {"at", "fade"},
+               "v-clicks": {"at", "hide", "fade", "depth", "every"}}
 ATTR_RE = re.compile(r"""([A-Za-z_:][\w:.-]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
 
 
@@ -728,7 +728,7 @@ def click_options(name: str, attrs: str) -> dict[str, Any]:
             allowed = ", ".join(sorted(CLICK_ATTRS[name]))
             raise ValueError(f"unsupported attribute '{key}' (it takes {allowed})")
         found[key] = next((g for g in match.groups()[1:] if g is not None), "")
-    options: dict[str, Any] = {"hide": name == "v-click-hide" or "hide" in found}
+    options: dict[str, Any] = {"hide": name == "v-click-hide" or "hide" in found, "fade": "fade" in found}
     at = found.get("at", "+0" if name == "v-after" else "")
     clicks.parse_at(at)
     options["at"] = at

@@ -48,10 +48,16 @@ def _timings() -> Any:
 
 @dataclass(frozen=True)
 class Timing:
-    """When one revealed thing changes: from click ``at`` on (1-based) it shows, or, with ``hide``, it hides."""
+    """When one revealed thing changes: from click ``at`` on (1-based) it shows, or, with ``hide``, it hides.
+
+    ``end`` (a click range, ``v-click="[2, 4]"``; 0: none): from that click on it is back as before
+    ``at``. ``fade``: while hidden it shows at half opacity instead (``v-click.fade``, ``<v-click fade>``).
+    """
 
     at: int
     hide: bool = False
+    end: int = 0
+    fade: bool = False
 
 
 @dataclass(frozen=True)
@@ -381,6 +387,8 @@ class Click:
     every: int = 1
     clicks: tuple[Timing, ...] = _timings()
     """One timing per revealed unit, in document order (:func:`slidegen.clicks.units`)."""
+    fade: bool = False
+    """Hidden content shows at half opacity (``fade``)."""
 
 
 @dataclass(frozen=True)

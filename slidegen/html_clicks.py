@@ -8,6 +8,12 @@ exactly its total of clicks, as Slidev's does. With ``[click]`` markers in the n
 gets one, carrying the notes from that click on; the markers come first in the slide, so the
 speaker view (which reads the notes of the first current fragment) finds them.
 
+A click range (``v-click="[2, 4]"``) is a fragment at its start with ``click-range`` and
+``data-click-end`` (the fragment index of its end): the page's script marks it ``click-ended``
+once a fragment at that index is shown, and the theme hides it again (or, hidden, shows it
+again); the end click gets a marker when nothing else changes there. ``fade`` adds
+``click-fade``: the theme draws the hidden state at half opacity, as Slidev's ``vclick.css`` does.
+
 Directives written on the author's HTML tags (``<div v-click>``, ``v-click.hide``, ``v-after``) and
 Slidev's click tags inside an HTML block (``<v-click at="2">``) are rewritten into those fragments.
 """
@@ -26,20 +32,37 @@ _CLASS_ATTR_RE = re.compile(r"""(\sclass\s*=\s*)(["'])(.*?)\2""", re.DOTALL)
 
 
 def fragment_classes(timing: Timing) -> str:
-    """The classes of a fragment with ``timing``: ``fragment`` (shown) or ``fragment fade-out`` (hidden)."""
-    return "fragment fade-out" if timing.hide else "fragment"
+    """The classes of a fragment with ``timing``: ``fragment`` (shown) or ``fragment fade-out`` (hidden),
+    then ``click-fade`` (half opacity while hidden) and ``click-range`` (changes back at its end)."""
+    classes = ["fragment fade-out" if timing.hide else "fragment"]
+    if timing.fade:
+        classes.append("click-fade")
+    if timing.end:
+        classes.append("click-range")
+    return " ".join(classes)
+
+
+def _index(timing: Timing) -> str:
+    """`` data-fragment-index="N"`` and, for a range, `` data-click-end="M"`` (the fragment index of its end)."""
+    end = f' data-click-end="{timing.end - 1}"' if timing.end else ""
+    return f' data-fragment-index="{timing.at - 1}"{end}'
 
 
 def fragment_attrs(timing: Timing | None) -> Markup:
     """`` class="fragment" data-fragment-index="N"`` for ``timing``; nothing for ``None``.
 
-    A thing shown from click 0 (an absolute ``at`` of 0) is no fragment; one hidden from click 0 is hidden.
+    A thing shown from click 0 (an absolute ``at`` of 0) is no fragment; one hidden from click 0 is hidden
+    (or, with ``fade``, at half opacity).
     """
     if timing is None:
         return Markup("")
     if timing.at < 1:
-        return Markup(' class="click-hidden"') if timing.hide else Markup("")
-    return Markup(' class="{}" data-fragment-index="{}"').format(fragment_classes(timing), timing.at - 1)
+        return Markup(' class="{}"').format(_hidden(timing)) if timing.hide else Markup("")
+    return Markup(' class="{}"{}').format(fragment_classes(timing), Markup(_index(timing)))
+
+
+def _hidden(timing: Timing) -> str:
+    return "click-faded" if timing.fade else "click-hidden"
 
 
 def tag_attrs(attrs: str, timing: Timing | None) -> str:
@@ -48,9 +71,9 @@ def tag_attrs(attrs: str, timing: Timing | None) -> str:
     if timing is None or (timing.at < 1 and not timing.hide):
         return attrs
     if timing.at < 1:
-        classes, index = "click-hidden", ""
+        classes, index = _hidden(timing), ""
     else:
-        classes, index = fragment_classes(timing), f' data-fragment-index="{timing.at - 1}"'
+        classes, index = fragment_classes(timing), _index(timing)
     found = _CLASS_ATTR_RE.search(attrs)
     if found:
         merged = f"{found.group(1)}{found.group(2)}{found.group(3)} {classes}{found.group(2)}"
@@ -71,13 +94,13 @@ def reveal_tags(html: str, timings: Sequence[Timing]) -> str:
         return html
     out: list[str] = []
     pos = 0
-    for (start, end, _, _), timing in zip(units, timings, strict=False):
+    for (start, end, _), timing in zip(units, timings, strict=False):
         tag = rawhtml.OPEN_RE.fullmatch(html, start, end)
         assert tag is not None
         name, attrs = tag.group(1), tag.group(2) or ""
         if name.lower() in clicks.COMPONENT_TAGS:
             name = "div"
-            attrs = re.sub(r"""(?<![\w-])(at\s*=\s*(["']).*?\2|hide)(?![\w-])""", "", attrs)
+            attrs = re.sub(r"""(?<![\w-])(at\s*=\s*(["']).*?\2|hide|fade)(?![\w-])""", "", attrs)
         out.append(html[pos:start])
         out.append(f"<{name}{tag_attrs(attrs, timing)}{'/' if tag.group(3) else ''}>")
         pos = end

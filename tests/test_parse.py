@@ -514,7 +514,7 @@ def test_nested_v_click_and_clicks_in_slots():
          "put <v-click> and </v-click> on lines of their own, or around a whole paragraph"),
         # `at` is Slidev's and now read (issue 13); an attribute Slidev's <v-click> does not take stays an error
         ('<v-click foo="2">\n\nx\n\n</v-click>\n', "1:1: error: <v-click>: unsupported attribute 'foo' "
-         "(it takes at, hide)"),
+         "(it takes at, fade, hide)"),
     ],
 )
 def test_v_click_errors(text, message):

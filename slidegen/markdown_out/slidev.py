@@ -58,6 +58,7 @@ class SlidevWriter(MarkdownWriter):
     def click(self, node: Click) -> str:
         tag = "v-clicks" if node.each else "v-click"
         attrs = "".join([f' at="{node.at}"' if node.at else "", " hide" if node.hide else "",
+                         " fade" if node.fade else "",
                          f' depth="{node.depth}"' if node.each and node.depth != 1 else "",
                          f' every="{node.every}"' if node.each and node.every != 1 else ""])
         return f"<{tag}{attrs}>\n\n{self.blocks(node.blocks)}\n\n</{tag}>"

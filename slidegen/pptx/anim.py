@@ -2,7 +2,9 @@
 
 Each thing the HTML reveals on click ``k`` (a shape, or a run of paragraphs of a text box) gets an
 "Appear" entrance effect in the group of click ``k``; each thing it hides there a "Disappear" exit
-effect. Groups follow in click order in the main sequence, so clicking through the slide in
+effect; a click range appears on its start and disappears on its end on the same shape, and a
+hidden one disappears first and appears again (a shape whose first effect is an exit is on the
+slide from the start). Groups follow in click order in the main sequence, so clicking through the slide in
 PowerPoint or LibreOffice Impress shows what the HTML shows click by click. Clicks on which nothing
 changes (a gap left by an absolute ``at``, a larger ``clicks:`` total) have no group: PowerPoint
 has no empty click.

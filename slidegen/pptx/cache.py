@@ -20,7 +20,7 @@ from slidegen.pptx import texmath
 
 #: Bump when :func:`slidegen.pptx.omml.latex_to_omml` or :func:`slidegen.pptx.texmath.render_png`
 #: change what they produce: every cached file is then made anew.
-FORMAT = 1
+FORMAT = 2  # 2: a plain multi-line formula (a \\ b) is a row per line
 #: Results kept in memory across decks of one process (a PNG is 5-30 KB).
 MEMORY_ITEMS = 1024
 _memory: dict[str, str | bytes] = {}

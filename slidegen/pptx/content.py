@@ -108,6 +108,9 @@ class MathItem:
     """Point size the PNG was drawn at."""
     appear: int = 0
     vanish: int = 0
+    steps: tuple[tuple[int, ...], ...] = ()
+    """Line steps kept for animation (empty: the whole formula)."""
+    clicks: tuple[int, ...] = ()
 
 
 @dataclass
@@ -147,7 +150,7 @@ def runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[
 def _look(run: Run) -> tuple:
     """Every field of ``run`` but its text."""
     return (run.bold, run.italic, run.strike, run.underline, run.font, run.color, run.url, run.slide, run.field,
-            run.baseline)
+            run.baseline, run.appear, run.vanish, run.fade)
 
 
 def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) -> list[Run]:
@@ -189,7 +192,8 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
             case d.HtmlSpan() if comp.is_custom_tag(node.tag):
                 pass  # a component: its paragraph shows it as a picture (see _blocks)
             case d.HtmlSpan():
-                out += _runs(node.children, ctx, line, **{**style, **_html_look(node, ctx, line)})
+                timed = _span_timing(node, ctx, style)
+                out += _runs(node.children, ctx, line, **{**style, **_html_look(node, ctx, line), **timed})
             case d.RawInline():
                 ctx.warn(line, f"inline HTML {node.html[:40]} is left out of PowerPoint, which cannot draw it")
             case d.FootnoteRef():
@@ -197,6 +201,15 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
             case _:
                 assert_never(node)
     return out
+
+
+def _span_timing(node: d.HtmlSpan, ctx: Context, style: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``appear``/``vanish``/``fade`` run fields of an inline ``<span v-click>`` (with ``ctx.animate``)."""
+    if not (ctx.animate and node.clicks and node.clicks[0].at > 0):
+        return {}
+    timing = node.clicks[0]
+    appear, vanish = _combine(style.get("appear", 0), style.get("vanish", 0), timing)
+    return {"appear": appear, "vanish": vanish, "fade": style.get("fade", False) or timing.fade}
 
 
 def _html_look(node: d.HtmlSpan, ctx: Context, line: int) -> dict[str, Any]:
@@ -257,11 +270,14 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
     content, and each ``<v-clicks>`` unit by ``units`` (:func:`slidegen.clicks.timing_map`).
     """
     units = units or {}
+    wrappers: list[d.Timing | None] = []  # the clicks of the HTML wrapper tags open around this block
     for block in blocks:
         first = marker
         marker = None
         before = _mark(items)
         timing = units.get(id(block))
+        if isinstance(block, d.RawHtml) and ctx.animate:
+            _wrap(block, wrappers)
         match block:
             case d.Paragraph() if shown := comp.block_instances(block, 0):
                 if any(not _blank(n) and not _component(n) for n in block.children):
@@ -295,7 +311,10 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                     code.steps, code.clicks = block.steps, block.clicks
                 items.append(code)
             case d.MathBlock():
-                items.append(math_item(block, ctx))
+                formula = math_item(block, ctx)
+                if ctx.animate and len(block.steps) > 1 and block.clicks:
+                    formula.steps, formula.clicks = block.steps, block.clicks
+                items.append(formula)
             case d.Table():
                 items.append(table_item(block, ctx))
             case d.Figure():
@@ -315,6 +334,19 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case _:
                 assert_never(block)
         _stamp(items, before, timing)
+        for wrapper in wrappers:
+            _stamp(items, before, wrapper)
+
+
+def _wrap(block: d.RawHtml, wrappers: list[d.Timing | None]) -> None:
+    """Track the HTML wrapper tags around Markdown (``<div v-click="[2, 4]">`` ... ``</div>``): an opening
+    tag alone pushes its click (``None`` without one), a closing tag alone pops it."""
+    html = block.html.strip()
+    if rawhtml.closing(html):
+        if wrappers:
+            wrappers.pop()
+    elif (tag := rawhtml.opening(html)) is not None and not tag[2]:
+        wrappers.append(block.clicks[0] if block.clicks else None)
 
 
 def _mark(items: list[Item]) -> tuple[int, int]:
@@ -340,14 +372,22 @@ def _stamp(items: list[Item], mark: tuple[int, int], timing: d.Timing | None) ->
 
 
 def _combine(appear: int, vanish: int, timing: d.Timing) -> tuple[int, int]:
-    if timing.hide:
-        return appear, min(vanish, timing.at) if vanish else timing.at
-    return max(appear, timing.at), vanish
+    """``(appear, vanish)`` with ``timing`` added. A click range ``[a, e)`` shows on ``a`` and vanishes on
+    ``e``; a hidden range vanishes on ``a`` and appears again on ``e`` (an appearance after the
+    disappearance: the thing is on the slide from the start)."""
+    shown, hidden = (timing.end, timing.at) if timing.hide else (timing.at, timing.end)
+    if timing.hide and not timing.end:
+        shown, hidden = 0, timing.at
+    if shown:
+        appear = max(appear, shown)
+    if hidden:
+        vanish = min(vanish, hidden) if vanish else hidden
+    return appear, vanish
 
 
 def _timed(para: Para, timing: d.Timing) -> Para:
     appear, vanish = _combine(para.appear, para.vanish, timing)
-    return replace(para, appear=appear, vanish=vanish)
+    return replace(para, appear=appear, vanish=vanish, fade=para.fade or timing.fade)
 
 
 def _component(node: d.Inline) -> bool:
@@ -507,8 +547,27 @@ def table_item(block: d.Table, ctx: Context) -> TableItem:
 # --------------------------------------------------------------------------- notes
 
 
-def notes_lines(blocks: tuple[d.Block, ...], indent: str = "") -> list[str]:
-    """Speaker notes as plain text, one string per paragraph."""
+#: The cue that opens the first notes paragraph of click ``N`` (Slidev's ``[click]`` / ``[click:N]`` marker).
+NOTES_CUE = "(click {}) "
+
+
+def notes_lines(blocks: tuple[d.Block, ...]) -> list[str]:
+    """Speaker notes as plain text, one string per paragraph.
+
+    PowerPoint's notes cannot change per click, so the paragraphs after a ``[click]`` marker
+    (:func:`slidegen.clicks.notes_segments`) open with :data:`NOTES_CUE` naming their click instead.
+    """
+    lines: list[str] = []
+    for at, group in clicks.notes_segments(blocks):
+        part = _plain_notes(group)
+        if at:
+            cue = NOTES_CUE.format(at)
+            part = [cue + part[0], *part[1:]] if part else [cue.rstrip()]
+        lines += part
+    return lines
+
+
+def _plain_notes(blocks: tuple[d.Block, ...], indent: str = "") -> list[str]:
     lines: list[str] = []
     for block in blocks:
         match block:
@@ -517,7 +576,7 @@ def notes_lines(blocks: tuple[d.Block, ...], indent: str = "") -> list[str]:
             case d.BulletList() | d.OrderedList():
                 for i, item in enumerate(block.items):
                     mark = f"{block.start + i}. " if isinstance(block, d.OrderedList) else "• "
-                    sub = notes_lines(item.blocks, indent + "   ")
+                    sub = _plain_notes(item.blocks, indent + "   ")
                     if sub:
                         sub[0] = indent + mark + sub[0].lstrip()
                     lines += sub
@@ -531,7 +590,7 @@ def notes_lines(blocks: tuple[d.Block, ...], indent: str = "") -> list[str]:
             case d.Figure():
                 lines.append(f"{indent}[image: {block.alt}]")
             case d.Quote() | d.Click():
-                lines += notes_lines(block.blocks, indent)
+                lines += _plain_notes(block.blocks, indent)
             case d.Rule() | d.RawHtml():
                 pass
             case _:

@@ -24,7 +24,7 @@ from slidegen import components as comp
 from slidegen import deck as d
 from slidegen.errors import Diagnostic, display_path
 from slidegen.layouts import LAYOUTS, Layout
-from slidegen.pptx import code_steps, look, texmath
+from slidegen.pptx import code_steps, fades, look, math_steps, spans, texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (
     CodeItem,
@@ -212,6 +212,10 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
     shapes += placed + footnotes + _footer(deck, slide, kind, region)
     shapes = behind + look.recolor(slide, shapes)
+    # copies drawn behind: a paragraph's states (inline clicks, pptx/spans.py), faded paragraphs (fades.py);
+    # a formula's line steps: a dimmed copy per step (math_steps.py)
+    ground = fill or (theme.ACCENT_DARK_BG if kind.layout.dark else theme.BACKGROUND)
+    shapes = math_steps.with_steps(fades.with_copies(spans.with_states(shapes, ground), ground), ground)
     notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
     titled = any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes)
     template = kind.look.template if titled else "Blank"
@@ -492,7 +496,8 @@ def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str
         elif isinstance(item, MathItem):
             w, h = _math_size(item, ctx, area.w)
             shapes.append(Equation(Box(area.x + (area.w - w) // 2, y, w, h), item.tex, item.omml, item.png,
-                                   Pt(ctx.sizes.math), ctx.color, appear=item.appear, vanish=item.vanish))
+                                   Pt(ctx.sizes.math), ctx.color, appear=item.appear, vanish=item.vanish,
+                                   steps=item.steps, clicks=item.clicks))
         elif isinstance(item, FigureItem):
             placed = len(shapes)
             h = _place_figure(item, Box(area.x, y, area.w, per_figure), image_sizes, shapes, ctx)

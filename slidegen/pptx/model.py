@@ -55,6 +55,10 @@ class Run:
     """``"slidenum"``: the text is the current value of PowerPoint's slide-number field."""
     baseline: int = 0
     """Raised (superscript, ``30000``: 30%) or lowered (subscript, ``-25000``) from the line, in 1/1000 %."""
+    appear: int = 0
+    """The click an inline ``<span v-click>`` shows on (0: from the start); :mod:`slidegen.pptx.spans` draws it."""
+    vanish: int = 0
+    fade: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class Para:
     """The click the paragraph appears on (0: shown from the start); :mod:`slidegen.pptx.anim` animates it."""
     vanish: int = 0
     """The click it disappears on (0: never)."""
+    fade: bool = False
+    """While hidden it shows at half opacity (Slidev's ``fade``): :mod:`slidegen.pptx.fades` draws a faded copy."""
 
     @property
     def text(self) -> str:
@@ -144,6 +150,10 @@ class Equation:
     color: str = theme.TEXT
     appear: int = 0
     vanish: int = 0
+    steps: tuple[tuple[int, ...], ...] = ()
+    """A formula's line steps kept for animation (``$$ {1|3|all}``; :mod:`slidegen.pptx.math_steps`)."""
+    clicks: tuple[int, ...] = ()
+    """The click each step after the first shows on."""
 
 
 Shape = TextBox | Table | Picture | Equation

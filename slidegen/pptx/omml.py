@@ -40,6 +40,8 @@ def latex_to_omml(tex: str) -> str:
     import latex2mathml.converter
     import mathml_to_omml
 
+    if top_level_rows(tex):  # a plain multi-line formula: one centred column, a row per line
+        tex = "\\begin{array}{c}" + tex + "\\end{array}"
     tex = re.sub(r"\\begin\{(aligned|align\*?|gathered)\}", r"\\begin{array}{rl}", tex)
     tex = re.sub(r"\\end\{(aligned|align\*?|gathered)\}", r"\\end{array}", tex)
     tex = re.sub(r"\\(arg|argmax|argmin)\b", r"\\operatorname{\1}", tex)
@@ -60,6 +62,23 @@ def latex_to_omml(tex: str) -> str:
     _fix_nary(omath)
     _mark_literals(omath)
     return etree.tostring(omath, encoding="unicode")
+
+
+def top_level_rows(tex: str) -> bool:
+    """Whether ``tex`` breaks lines with ``\\\\`` outside any environment and braces (``a \\\\ b``)."""
+    depth = envs = 0
+    for match in re.finditer(r"\\begin\{|\\end\{|\\\\|\\[{}]|[{}]", tex):
+        token = match.group(0)
+        if token in ("\\begin{", "\\end{"):
+            envs += 1 if token == "\\begin{" else -1
+            depth += 1  # the brace around the environment's name
+        elif token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+        elif token == "\\\\" and depth == 0 and envs <= 0:
+            return True
+    return False
 
 
 def _fix_radicals(omath: etree._Element) -> None:
@@ -143,6 +162,8 @@ def styled_omath(omml: str, size: int, color: str) -> str:
     holder = etree.fromstring(f'<a:rPr xmlns:a="{A}">{omml}</a:rPr>')
     omath = holder[0]
     for run in omath.iter(_m("r")):
+        if run.find(f"{{{A}}}rPr") is not None:  # styled already (a dimmed row of a formula step)
+            continue
         rpr = etree.Element(f"{{{A}}}rPr", {"lang": "en-US", "sz": str(size), "i": "1"})
         fill = etree.SubElement(rpr, f"{{{A}}}solidFill")
         etree.SubElement(fill, f"{{{A}}}srgbClr").set("val", color)

@@ -144,7 +144,8 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
     effects: list[anim.Effect] = []
     next_id = 2  # 1 is the shape tree itself
     for shape in (*filled, *others):
-        effects += anim.shape_effects(next_id, shape)
+        # an equation's effects target its OMML text box (next_id + 1), which PowerPoint and LibreOffice draw
+        effects += anim.shape_effects(next_id + 1 if isinstance(shape, Equation) else next_id, shape)
         if isinstance(shape, TextBox):
             ph = slots[PLACEHOLDER_IDX[shape.placeholder]][1] if shape.placeholder else None
             shapes.append(writer.text_box(next_id, shape, ph))

@@ -264,7 +264,7 @@ def render_png(tex: str, size_pt: float, color: str = "#000000") -> bytes:
             return None
 
     tex = re.sub(r"\\frac(?![a-z])", r"\\dfrac", tex)  # Office draws display math: full-size fractions
-    drawn = [draw(f"${tex}$")]
+    drawn = [draw(f"${tex}$") if "\\\\" not in tex else None]  # mathtext has no line breaks
     if drawn[0] is None:  # line by line, each as math or else as text
         drawn = []
         for row in re.sub(r"\\(begin|end)\{[a-z*]+\}(\{[^}]*\})?", "", tex).split("\\\\"):
