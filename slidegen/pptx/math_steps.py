@@ -3,8 +3,8 @@
 The rows of a multi-line formula are those of its outermost matrix in OMML (``aligned``,
 ``cases``, ``array``, and a plain ``a \\\\ b``, which :func:`slidegen.pptx.omml.latex_to_omml`
 makes one): in each copy the rows outside its step are dimmed, their runs coloured
-:data:`DIM` of the way toward the slide background (an ``a:rPr`` colour, which PowerPoint and
-LibreOffice both draw; ``opacity`` has no OMML form). An equation has no background, so copies
+:data:`DIM` of the way toward the slide background (an ``a:rPr`` colour, which PowerPoint
+draws and LibreOffice 7 ignores; ``opacity`` has no OMML form). An equation has no background, so copies
 cannot stack as code steps do: each copy is on the slide from its step's click until the
 next step's, the first from the start, the last to the end. A step of all rows (``{all}``)
 dims none, ``{none}`` every row. The fallback picture stays the whole formula, undimmed.
