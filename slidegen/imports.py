@@ -6,7 +6,9 @@ starting with ``/`` is relative to the deck's folder (Slidev's user root), any o
 the file that holds the importing slide; either way it must lie inside the project, like a
 snippet. The range is Slidev's: ``N``, ``N-M``, ``N-`` (to the last slide), ``all`` or ``*``,
 ``none``, parts joined by ``,`` or ``;``; the numbers are 1-based, sorted and counted once.
-Where Slidev skips a part it cannot read, this module says so: a range part that is not a
+An importing slide with ``hide: true`` or ``disabled: true`` imports nothing: Slidev's loader returns
+before it looks at ``src:``, so the file is not read (a missing one is no error) and none of its
+slides is in the deck, not even as hidden slides for ``check``. Where Slidev skips a part it cannot read, this module says so: a range part that is not a
 number or a range, or one past the file's last slide, is an error.
 
 The parser (:mod:`slidegen.parse`) reads the files, merges the frontmatter and locates errors;
@@ -36,6 +38,12 @@ class Target:
 
     path: Path
     range: str
+
+
+def skipped(frontmatter: dict[str, object]) -> bool:
+    """Whether an importing slide's own ``frontmatter`` hides it, so it imports nothing (Slidev's rule;
+    the same values that hide a slide, :func:`slidegen.frontmatter.is_hidden`)."""
+    return any(frontmatter.get(key) is True for key in ("hide", "disabled"))
 
 
 def target(value: object, importer: Path, deck: Path) -> Target:

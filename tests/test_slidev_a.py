@@ -83,18 +83,43 @@ def _project(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
-def test_imports_nest_and_skip_nothing_hidden_which_visible_then_leaves_out(tmp_path: Path):
+def test_imports_nest_and_a_hidden_import_brings_nothing(tmp_path: Path):
     root = _project(tmp_path, {
         "decks/01-x.md": "# One\n\n---\nsrc: /parts/a.md\nhide: true\n---\n\n---\nsrc: parts/b.md\n---\n",
         "decks/parts/a.md": "# A1\n\n---\n\n# A2\n",
         "decks/parts/b.md": "# B1\n\n---\nsrc: ./a.md#2\nclass: deep\n---\n",  # relative to b.md itself
     })
     deck = parse_deck(root / "decks" / "01-x.md")
-    assert [(s.title, s.frontmatter) for s in deck.slides] == [
-        ("One", {}), ("A1", {"hide": True}), ("A2", {"hide": True}), ("B1", {}), ("A2", {"class": "deep"})]
+    # Slidev's loadSlide returns before src: on a hidden slide, so a.md's slides are not in the deck at all
+    assert [(s.title, s.frontmatter) for s in deck.slides] == [("One", {}), ("B1", {}), ("A2", {"class": "deep"})]
+    assert [(site.path.name, site.line, site.frontmatter) for site in deck.imports] == [
+        ("01-x.md", 4, {"src": "/parts/a.md", "hide": True}), ("01-x.md", 9, {"src": "parts/b.md"}),
+        ("b.md", 4, {"src": "./a.md#2", "class": "deep"})]
     from slidegen.frontmatter import visible
 
     assert [s.title for s in visible(deck).slides] == ["One", "B1", "A2"]
+
+
+@pytest.mark.parametrize("key", ["hide", "disabled"])
+def test_a_hidden_import_reads_no_file_as_slidev_does(tmp_path: Path, key: str):
+    root = _project(tmp_path, {
+        # a missing file, a file outside the project, a cycle and a range past the end: none is read, none is an error
+        "decks/01-x.md": (f"# One\n\n---\nsrc: ./missing.md\n{key}: true\n---\n\n"
+                          f"---\nsrc: ../../outside.md\n{key}: true\n---\n\n"
+                          f"---\nsrc: ./01-x.md#9\n{key}: true\n---\n\n"
+                          f"---\nsrc: ./p.md\n{key}: false\n---\n"),
+        "decks/p.md": "# P\n",
+    })
+    deck = parse_deck(root / "decks" / "01-x.md")
+    assert [(s.title, s.path and s.path.name) for s in deck.slides] == [("One", None), ("P", "p.md")]
+    assert deck.slides[1].frontmatter == {key: False}  # false hides nothing: the import happens
+    assert [site.line for site in deck.imports] == [4, 9, 14, 19]
+    assert imports.skipped({"src": "x.md", "hide": True}) and imports.skipped({"disabled": True})
+    assert not imports.skipped({"src": "x.md", "hide": False}) and not imports.skipped({"src": "x.md"})
+    # only hidden imports: the deck has its own slide; with none of its own, it has no slides
+    (root / "decks" / "02-y.md").write_text("---\nsrc: ./p.md\nhide: true\n---\n", encoding="utf-8")
+    with pytest.raises(SlidegenError, match="the deck has no slides"):
+        parse_deck(root / "decks" / "02-y.md")
 
 
 @pytest.mark.parametrize(("files", "where", "message"), [
