@@ -181,6 +181,41 @@ def test_a_missing_picture_on_an_imported_slide_names_that_file(tmp_path: Path, 
     assert any(x.startswith("decks/parts/p.md:3:1: error: image 'img/none.png' not found") for x in found), found
 
 
+def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    """Pictures of HTML regions, components and diagrams, display math PowerPoint cannot take, a failed
+    highlighter, component data: each names ``parts/p.md`` and its line there, not the importing deck."""
+    from slidegen import highlight, htmlpictures, snapshot
+    from slidegen.check_outputs import math_problems
+    from slidegen.components import Component
+    from slidegen.media import resolve_media
+    from slidegen.pptx import layout
+
+    part = ("# P\n\n<div style=\"display: grid\">\n<div>cell</div>\n</div>\n\n"  # lines 3-5
+            "<lr-x alt=\"x\" run=\"nope\"></lr-x>\n\n"  # line 7
+            "```mermaid\ngraph LR\n  a --> b\n```\n\n"  # lines 9-12
+            "$$\n\\ce{H2O}\n$$\n\n"  # lines 14-16
+            "```python\nx = 1\n```\n")  # lines 18-20
+    root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n", "decks/parts/p.md": part})
+    monkeypatch.chdir(root)
+    deck = parse_deck(Path("decks/01-x.md"))
+    where = "decks/parts/p.md"
+    assert [(job.path, job.line) for job in htmlpictures.deck_jobs(deck)] == [(where, 3)]
+    found = {"lr-x": Component("lr-x", root / "components" / "lr-x.js", None, ("lr-x",))}
+    jobs = snapshot.deck_jobs(deck, found, root / "results" / "runs", root)
+    assert sorted({(job.path, job.line) for job in jobs}) == [(where, 3), (where, 7), (where, 9)]
+    assert [(x.path, x.line) for x in math_problems(deck)] == [(where, 14)]
+    with pytest.raises(SlidegenError) as caught:
+        layout.build(deck, {})
+    assert (caught.value.diagnostic.path, caught.value.diagnostic.line) == (where, 14)
+    monkeypatch.setattr(highlight, "highlighted", lambda code, lang: ((), False))
+    assert [(x.path, x.line, x.severity) for x in highlight.problems(deck)] == [
+        (where, 9, "warning"), (where, 18, "warning")]
+    with pytest.raises(SlidegenError) as caught:
+        resolve_media(deck, None, root)
+    assert str(caught.value.diagnostic).startswith(f"{where}:7:1: error: component data: run='nope'")
+
+
 # ---------------------------------------------------------------------- frontmatter values
 
 
