@@ -264,6 +264,48 @@ def test_settings_read_slidevs_forms():
     assert settings.reveal_transition("swirl") == "fade" and settings.reveal_transition(None) is None
 
 
+def test_fonts_follow_slidevs_keys_in_html():
+    look = settings.deck_settings({"fonts": {"sans": "Carlito, sans-serif", "serif": "Liberation Serif",
+                                             "mono": "monospace, DejaVu Sans Mono", "local": "Carlito"}})
+    assert (look.pptx_sans, look.pptx_mono) == ("Carlito", "DejaVu Sans Mono")  # a generic family is no typeface
+    assert look.font_css() == (
+        f':root {{ --sans: "Carlito", "sans-serif", {theme.SANS_CSS}; --serif: "Liberation Serif", '
+        f'{settings.SERIF_CSS}; --mono: "monospace", "DejaVu Sans Mono", {theme.MONO_CSS}; }}'
+        " .reveal .font-serif { font-family: var(--serif); }")
+    bare = settings.deck_settings({"fonts": {"sans": "Carlito", "fallbacks": False}})
+    assert bare.font_css() == ':root { --sans: "Carlito"; }' and not bare.fallbacks
+    assert settings.deck_settings({}).font_css() == "" and settings.deck_settings({}).pptx_sans is None
+    assert settings.font_warnings({"sans": "Carlito", "local": "Carlito", "weights": "200,400", "italic": True}) == [
+        "fonts.weights is not used: it says which styles of a web font Slidev downloads; slidegen uses the "
+        "installed font's own weights and italics",
+        "fonts.italic is not used: it says which styles of a web font Slidev downloads; slidegen uses the "
+        "installed font's own weights and italics"]
+    with pytest.raises(SlidegenError, match="fonts.fallbacks must be true or false"):
+        parse_text("---\nfonts:\n  fallbacks: nope\n---\n\n# T\n", Path("d.md"))
+
+
+def test_check_warns_once_that_a_pptx_names_fonts_it_cannot_embed():
+    warn = settings.pptx_font_warnings
+    assert [str(x) for x in warn("d.md", 9, {"sans": "Carlito", "mono": "Fira Code", "local": "Carlito, Fira Code"})] \
+        == ["d.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito and fonts.mono "
+            "Fira Code only on a machine that has it installed, and its default font elsewhere"]
+    assert warn("d.md", 9, {"sans": "Arial", "mono": "Courier New", "local": "Arial, Courier New"}) == []
+    assert warn("d.md", 9, {"sans": "Fira Sans"}) == []  # the web-font warning already says so
+    assert len(warn("d.md", 9, {"sans": "Fira Sans", "provider": "none"})) == 1
+    assert warn("d.md", 9, {"serif": "Liberation Serif", "local": "Liberation Serif"}) == []  # no serif in PPTX
+    assert warn("d.md", 9, None) == []
+
+
+def test_check_on_the_fixture_names_the_font_once_at_its_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    shutil.copytree(FIXTURES, tmp_path / "decks")
+    for other in ("b.md", "c.md", "all.md"):
+        (tmp_path / "decks" / other).unlink(missing_ok=True)
+    monkeypatch.chdir(tmp_path)
+    found = [str(x) for x in check_project(tmp_path) if "font" in x.message]
+    assert found == ["decks/a.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito "
+                     "only on a machine that has it installed, and its default font elsewhere"]
+
+
 def test_defaults_keep_the_headmatter_bound():
     from slidegen.bind import bind_deck
     from slidegen.results import Results
@@ -327,7 +369,7 @@ def _build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str | None = N
     (tmp_path / "decks" / "a.md").rename(tmp_path / "decks" / "01-a.md")
     if text is not None:
         (tmp_path / "decks" / "01-a.md").write_text(text, encoding="utf-8")
-    for other in ("b.md", "c.md"):
+    for other in ("b.md", "c.md", "all.md"):
         (tmp_path / "decks" / other).unlink(missing_ok=True)
     monkeypatch.chdir(tmp_path)
     assert main(["build", "--to", to]) == 0
@@ -400,6 +442,24 @@ def test_pptx_draws_backgrounds_tones_transitions_and_imported_slides(tmp_path: 
         found = slide.element.find(f"{P}transition")
         transitions.append(None if found is None else found[0].tag.split("}")[1] + found[0].get("dir", ""))
     assert transitions == ["pushl", "fade", "pushl", "pushl", "pushl", "pushl", "pushl", "pushl", "pushl"]
+
+
+def test_pptx_names_the_decks_fonts_on_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    text = FIXTURE.read_text(encoding="utf-8").replace(
+        "  sans: Carlito\n", "  sans: Carlito\n  mono: Liberation Mono\n").replace(
+        "# The last slide\n", "# The last slide\n\nSome `inline code`\n\n```py\nx = 1\n```\n")
+    out = _build(tmp_path, monkeypatch, text, to="pptx")
+    prs = Presentation(str(out / "pptx" / "01-a.pptx"))
+    faces: dict[str, set[str]] = {}
+    for slide in prs.slides:
+        for shape in slide.shapes:
+            if shape.has_text_frame:
+                for para in shape.text_frame.paragraphs:
+                    for run in para.runs:
+                        faces.setdefault(run.font.name, set()).add(run.text)
+    assert set(faces) == {"Carlito", "Liberation Mono"}, faces  # the theme's Calibri and DejaVu Sans Mono: none
+    assert "inline code" in faces["Liberation Mono"] and "Imported fact" in faces["Carlito"]
+    assert any("x" in t for t in faces["Liberation Mono"])
 
 
 def test_pptx_and_png_at_four_to_three(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -117,10 +117,11 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
     slides = []
     math = math or MathCache()
     width = look.slide_width(deck, HEIGHT)
+    faces = settings.deck_settings(deck.headmatter)
     for slide in deck.slides:
         model, slide_warnings = _slide(deck, clicks.resolve(slide) if animate else slide, image_sizes,
                                        display_path(deck.slide_path(slide)), math, width, animate)
-        slides.append(replace(model, notes_footer=notes_footer(slide)))
+        slides.append(look.typefaces(faces, replace(model, notes_footer=notes_footer(slide))))
         warnings += slide_warnings
     author = str(deck.headmatter.get("author", "") or "")
     return PresentationModel(width, HEIGHT, deck.title, author, tuple(slides)), warnings
