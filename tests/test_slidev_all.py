@@ -272,6 +272,17 @@ def test_png_and_single_file_exports(built: Path, joined: Joined, tmp_path: Path
     shown = visible(joined.deck)
     pngs = sorted((built / "single" / "png" / "all").glob("*.png"))
     assert len(pngs) == len(shown.slides)
+    import numpy as np
+    from PIL import Image
+
+    def title_area(number: int) -> Any:
+        with Image.open(pngs[number - 1]) as im:
+            rgb = np.asarray(im.convert("RGB"))
+        return rgb[: rgb.shape[0] // 6, : rgb.shape[1] // 2].reshape(-1, 3)
+
+    # a slide with a transition of its own is taken when it is over: white title on blue, dark title on white
+    assert shown.slides[2].frontmatter["transition"] == "fade" and title_area(3).min(axis=1).max() > 240
+    assert shown.slides[1].frontmatter["transition"] == "slide-left" and title_area(2).max(axis=1).min() < 60
     page = built / "single" / "html" / "all.html"
     text = page.read_text(encoding="utf-8")
     assert 'src="assets/' not in text and 'href="assets/' not in text and 'src="media/' not in text
