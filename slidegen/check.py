@@ -168,6 +168,12 @@ def _headmatter_line(deck: Deck, key: str) -> int:
     return first.frontmatter_at[key][0] if first.path is None and key in first.frontmatter_at else 1
 
 
+def _slide_file(deck: Deck, number: int) -> str:
+    """The file slide ``number`` of ``deck`` is written in, as ``check`` names it (an imported slide: its own)."""
+    path = deck.slide_path(deck.slides[number - 1])
+    return f"decks/{deck.path.name}" if path == deck.path else display_path(path)
+
+
 def _check_diagrams(decks: list[Deck], root: Path) -> list[Diagnostic]:
     """Every Mermaid diagram must parse (Mermaid's own parser, in Chromium; parsed texts are remembered in
     ``build/cache/mermaid``, so an unchanged project is checked without a browser)."""
@@ -175,7 +181,7 @@ def _check_diagrams(decks: list[Deck], root: Path) -> list[Diagnostic]:
     from slidegen.assets import AssetsMissing
     from slidegen.pdf import ChromiumMissing
 
-    found = [(f"decks/{deck.path.name}", block) for deck in decks for block, _ in components.diagrams(deck)]
+    found = [(_slide_file(deck, number), block) for deck in decks for block, number in components.diagrams(deck)]
     if not found:
         return []
     try:

@@ -216,6 +216,17 @@ def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Pa
     assert str(caught.value.diagnostic).startswith(f"{where}:7:1: error: component data: run='nope'")
 
 
+def test_check_names_the_imported_file_for_a_diagram_mermaid_cannot_parse(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    needs.chromium()
+    root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n",
+                               "decks/parts/p.md": "# P\n\n```mermaid\nflowchart LR\n  a --> b\n  b -->> c((\n```\n"})
+    monkeypatch.chdir(root)
+    errors = [x for x in check_project(root) if x.severity == "error"]
+    assert [(x.path, x.line) for x in errors] == [("decks/parts/p.md", 6)], [str(x) for x in errors]
+    assert errors[0].message.startswith("Mermaid cannot parse this diagram")
+
+
 # ---------------------------------------------------------------------- frontmatter values
 
 
