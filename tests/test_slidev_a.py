@@ -334,9 +334,9 @@ def test_background_text_colour_keeps_aa_contrast():
         assert background.contrast(found.text, found.color) >= 4.5, value
     assert background.parse("#1d4ed8") == background.Background("#1d4ed8", None, theme.TEXT_ON_DARK)
     assert background.parse("LightYellow") == background.Background("#ffffe0", None, theme.TEXT)
-    assert background.parse("#777").text == "#000000"  # neither theme colour reaches 4.5:1 on mid grey
+    assert getattr(background.parse("#777"), "text", None) == "#000000"  # neither theme colour: 4.5:1 on mid grey
     assert background.parse("img/a.png") == background.Background(None, "img/a.png", theme.TEXT)
-    assert background.parse("fig:ch01.loss").image == "fig:ch01.loss"
+    assert getattr(background.parse("fig:ch01.loss"), "image", None) == "fig:ch01.loss"
     # the faded picture keeps the dark text above 7:1 even where the picture is black
     grey = round(255 * (1 - background.PICTURE_OPACITY))
     assert background.contrast(theme.TEXT, f"#{grey:02x}{grey:02x}{grey:02x}") > 7

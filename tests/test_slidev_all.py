@@ -208,7 +208,7 @@ def _fragments(browser: Any, page_file: Path, problems: list[str], web: list[str
 
     context.route("**/*", route)
     page = context.new_page()
-    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+    page.on("console", lambda m: problems.extend([f"console: {m.text}"] if m.type == "error" else []))
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.goto(page_file.as_uri())
     page.wait_for_function("window.Reveal && Reveal.isReady()")
