@@ -216,6 +216,7 @@ def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Pa
     assert str(caught.value.diagnostic).startswith(f"{where}:7:1: error: component data: run='nope'")
 
 
+@pytest.mark.browser
 def test_check_names_the_imported_file_for_a_diagram_mermaid_cannot_parse(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch):
     needs.chromium()
@@ -225,6 +226,23 @@ def test_check_names_the_imported_file_for_a_diagram_mermaid_cannot_parse(tmp_pa
     errors = [x for x in check_project(root) if x.severity == "error"]
     assert [(x.path, x.line) for x in errors] == [("decks/parts/p.md", 6)], [str(x) for x in errors]
     assert errors[0].message.startswith("Mermaid cannot parse this diagram")
+
+
+@pytest.mark.browser
+def test_the_pdf_names_the_imported_file_for_a_slide_taller_than_its_page(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    import contextlib
+    import io
+
+    needs.chromium()
+    tall = "# Tall\n\n" + "\n\n".join(f"Line {i}" for i in range(60)) + "\n"
+    root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n", "decks/parts/p.md": tall})
+    monkeypatch.chdir(root)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
+        assert main(["build", "--to", "pdf"]) == 0
+    assert ("decks/parts/p.md:1:1: warning: slide 2 is taller than its page: its bottom is cut off in the PDF"
+            in err.getvalue()), err.getvalue()
 
 
 # ---------------------------------------------------------------------- frontmatter values

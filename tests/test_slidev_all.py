@@ -221,6 +221,7 @@ def _fragments(browser: Any, page_file: Path, problems: list[str], web: list[str
     return out
 
 
+@pytest.mark.browser
 def test_html_in_chromium_keeps_each_parts_fragment_order_offline(built: Path, joined: Joined):
     html = built / "build" / "html"
     problems: list[str] = []
@@ -248,6 +249,7 @@ def _animations(slide: Any) -> list[tuple[str | None, ...]]:
             if c.get("presetClass") or c.get("nodeType") == "clickEffect"]
 
 
+@pytest.mark.browser
 def test_pptx_has_each_parts_slides_layouts_and_animations(built: Path, joined: Joined):
     out = built / "build" / "pptx"
     whole = list(Presentation(str(out / "all.pptx")).slides)
@@ -268,6 +270,7 @@ def test_pptx_has_each_parts_slides_layouts_and_animations(built: Path, joined: 
     assert Counter(n for _, a in got for n, _c, _p in a)["clickEffect"] > 10
 
 
+@pytest.mark.browser
 def test_png_and_single_file_exports(built: Path, joined: Joined, tmp_path: Path):
     shown = visible(joined.deck)
     pngs = sorted((built / "single" / "png" / "all").glob("*.png"))
