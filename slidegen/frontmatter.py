@@ -101,8 +101,8 @@ def _keys(where: str, frontmatter: dict[str, Any], at: dict[str, tuple[int, int]
         if key in NOT_YET:
             message = f"frontmatter key '{key}' is not implemented yet: {NOT_YET[key]}"
         elif key in DECK_KEYS and imported:
-            message = (f"headmatter key '{key}' of an imported file is ignored: the importing deck's headmatter "
-                       "sets the deck (as in Slidev)")
+            message = (f"headmatter key '{key}' is ignored on an imported slide: only the importing deck's "
+                       "headmatter sets the deck (as in Slidev)")
         elif key in DECK_KEYS:
             message = f"frontmatter key '{key}' belongs in the headmatter (the first slide's frontmatter)"
         else:

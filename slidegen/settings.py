@@ -225,13 +225,18 @@ def deck_settings(headmatter: dict[str, Any]) -> Settings:
         transition=slidev_transition(headmatter.get("transition")),
         title_template=template if isinstance(template, str) and template else "%s",
         line_numbers=numbers if isinstance(numbers, bool) else False,
-        sans=", ".join(f'"{name}"' for name in sans) if sans else None,
-        serif=", ".join(f'"{name}"' for name in serif) if serif else None,
-        mono=", ".join(f'"{name}"' for name in mono) if mono else None,
+        sans=_css_families(sans),
+        serif=_css_families(serif),
+        mono=_css_families(mono),
         fallbacks=fonts.get("fallbacks") is not False,
         pptx_sans=_typeface(sans),
         pptx_mono=_typeface(mono),
     )
+
+
+def _css_families(names: list[str]) -> str | None:
+    """``names`` as a CSS font-family list: each font quoted, a generic family (``monospace``) as the keyword."""
+    return ", ".join(name.lower() if name.lower() in GENERIC else f'"{name}"' for name in names) or None
 
 
 def _typeface(names: list[str]) -> str | None:

@@ -288,7 +288,7 @@ def test_settings_read_slidevs_forms():
     look = settings.deck_settings({"aspectRatio": "4/3", "canvasWidth": 980, "titleTemplate": "%s - Slidev",
                                    "transition": "slide-up | slide-down", "fonts": {"mono": "Fira Code, monospace"}})
     assert (look.canvas_width, look.canvas_height, look.transition) == (980, 735, "slide-up")
-    assert look.page_title("Deck") == "Deck - Slidev" and look.mono == '"Fira Code", "monospace"'
+    assert look.page_title("Deck") == "Deck - Slidev" and look.mono == '"Fira Code", monospace'
     assert settings.reveal_transition("slide-left | slide-right") == "slide"
     assert settings.reveal_transition("swirl") == "fade" and settings.reveal_transition(None) is None
 
@@ -298,8 +298,8 @@ def test_fonts_follow_slidevs_keys_in_html():
                                              "mono": "monospace, DejaVu Sans Mono", "local": "Carlito"}})
     assert (look.pptx_sans, look.pptx_mono) == ("Carlito", "DejaVu Sans Mono")  # a generic family is no typeface
     assert look.font_css() == (
-        f':root {{ --sans: "Carlito", "sans-serif", {theme.SANS_CSS}; --serif: "Liberation Serif", '
-        f'{settings.SERIF_CSS}; --mono: "monospace", "DejaVu Sans Mono", {theme.MONO_CSS}; }}'
+        f':root {{ --sans: "Carlito", sans-serif, {theme.SANS_CSS}; --serif: "Liberation Serif", '
+        f'{settings.SERIF_CSS}; --mono: monospace, "DejaVu Sans Mono", {theme.MONO_CSS}; }}'
         " .reveal .font-serif { font-family: var(--serif); }")
     bare = settings.deck_settings({"fonts": {"sans": "Carlito", "fallbacks": False}})
     assert bare.font_css() == ':root { --sans: "Carlito"; }' and not bare.fallbacks

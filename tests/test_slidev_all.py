@@ -155,8 +155,9 @@ def test_check_gives_no_error_and_exactly_the_parts_warnings(tmp_path: Path, mon
         head = joined.parts[name].slides[0]
         for key in head.frontmatter_at:
             if key in DECK_KEYS and key not in SLIDE_KEYS:
-                ignored.add(f"decks/{name}:{head.frontmatter_at[key][0]}:1: warning: headmatter key '{key}' of an "
-                            "imported file is ignored: the importing deck's headmatter sets the deck (as in Slidev)")
+                ignored.add(f"decks/{name}:{head.frontmatter_at[key][0]}:1: warning: headmatter key '{key}' is "
+                            "ignored on an imported slide: only the importing deck's headmatter sets the deck (as in "
+                            "Slidev)")
     # a.md's titleTemplate, aspectRatio, canvasWidth, colorSchema, lineNumbers, fonts and defaults (its title and
     # transition are slide keys too), b.md's author and lineNumbers, slidev_layouts.md's author
     assert len(ignored) == 10
