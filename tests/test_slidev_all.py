@@ -159,8 +159,9 @@ def test_check_gives_no_error_and_exactly_the_parts_warnings(tmp_path: Path, mon
                             "ignored on an imported slide: only the importing deck's headmatter sets the deck (as in "
                             "Slidev)")
     # a.md's titleTemplate, aspectRatio, canvasWidth, colorSchema, lineNumbers, fonts and defaults (its title and
-    # transition are slide keys too), b.md's author and lineNumbers, slidev_layouts.md's author
-    assert len(ignored) == 10
+    # transition are slide keys too); b.md's author and lineNumbers, slidev_layouts.md's author (their files may grow)
+    assert sorted(int(x.split(":")[1]) for x in ignored if x.startswith("decks/a.md:")) == [3, 4, 5, 6, 8, 9, 12]
+    assert {x.split(":")[0] for x in ignored} == {"decks/a.md", "decks/b.md", "decks/slidev_layouts.md"}
     own = {"decks/all.md:12:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito only on "
            "a machine that has it installed, and its default font elsewhere"}
     assert whole == (set().union(*parts.values()) - dropped) | ignored | own
