@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slidegen import components, fallbacks, htmlpictures
+from slidegen import components, fallbacks, htmlpictures, settings
 from slidegen.bind import bind_deck
 from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
 from slidegen.check_outputs import output_problems
@@ -143,6 +143,7 @@ def check_decks(
                 diagnostics += _check_figures(here, part, figure_names)
             if strict:
                 diagnostics += _check_numbers(here, part)
+        diagnostics += settings.pptx_font_warnings(rel, _headmatter_line(deck, "fonts"), deck.headmatter.get("fonts"))
     diagnostics += _check_diagrams(list(decks.parsed.values()), root)
     if library is not None:
         diagnostics += check_library(library)
@@ -161,6 +162,18 @@ def check_decks(
     return diagnostics
 
 
+def _headmatter_line(deck: Deck, key: str) -> int:
+    """The line of headmatter ``key`` in the deck's file (1 when the first slide is imported or lacks it)."""
+    first = deck.slides[0]
+    return first.frontmatter_at[key][0] if first.path is None and key in first.frontmatter_at else 1
+
+
+def _slide_file(deck: Deck, number: int) -> str:
+    """The file slide ``number`` of ``deck`` is written in, as ``check`` names it (an imported slide: its own)."""
+    path = deck.slide_path(deck.slides[number - 1])
+    return f"decks/{deck.path.name}" if path == deck.path else display_path(path)
+
+
 def _check_diagrams(decks: list[Deck], root: Path) -> list[Diagnostic]:
     """Every Mermaid diagram must parse (Mermaid's own parser, in Chromium; parsed texts are remembered in
     ``build/cache/mermaid``, so an unchanged project is checked without a browser)."""
@@ -168,7 +181,7 @@ def _check_diagrams(decks: list[Deck], root: Path) -> list[Diagnostic]:
     from slidegen.assets import AssetsMissing
     from slidegen.pdf import ChromiumMissing
 
-    found = [(f"decks/{deck.path.name}", block) for deck in decks for block, _ in components.diagrams(deck)]
+    found = [(_slide_file(deck, number), block) for deck in decks for block, number in components.diagrams(deck)]
     if not found:
         return []
     try:

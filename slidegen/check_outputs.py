@@ -39,5 +39,5 @@ def math_problems(deck: Deck) -> list[Diagnostic]:
             try:
                 cache.omml(block.tex.strip())
             except ValueError as exc:
-                out.append(SlidegenError(deck.path, block.line, 1, MATH_ADVICE.format(exc)).diagnostic)
+                out.append(SlidegenError(deck.slide_path(slide), block.line, 1, MATH_ADVICE.format(exc)).diagnostic)
     return out

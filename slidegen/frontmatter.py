@@ -67,7 +67,8 @@ def key_warnings(where: str, deck: Deck, whole: Deck | None = None) -> list[Diag
     for site in deck.imports:
         out += _keys(where, site.frontmatter, site.frontmatter_at, site.line, False, set())
     for slide in deck.slides:
-        out += _keys(where, slide.frontmatter, slide.frontmatter_at, slide.line, slide.index == 1, inherited)
+        out += _keys(where, slide.frontmatter, slide.frontmatter_at, slide.line, slide.index == 1, inherited,
+                     imported=slide.path is not None)
         if layout(slide.layout).frame and isinstance(slide.frontmatter.get("url"), str):
             line, _col = slide.frontmatter_at.get("url", (slide.line, 1))
             out.append(Diagnostic(where, line, 1, f"{slide.layout} slide shows the web page "
@@ -77,8 +78,9 @@ def key_warnings(where: str, deck: Deck, whole: Deck | None = None) -> list[Diag
 
 
 def _keys(where: str, frontmatter: dict[str, Any], at: dict[str, tuple[int, int]], start: int, first: bool,
-          inherited: set[str]) -> list[Diagnostic]:
-    """The warnings about one frontmatter's keys (``first``: it is the headmatter)."""
+          inherited: set[str], imported: bool = False) -> list[Diagnostic]:
+    """The warnings about one frontmatter's keys (``first``: it is the headmatter; ``imported``: a ``src:``
+    brought the slide in, so an imported file's headmatter is no headmatter, as in Slidev)."""
     known = SLIDE_KEYS | (DECK_KEYS if first else frozenset())
     out: list[Diagnostic] = []
     for key, value in frontmatter.items():
@@ -98,6 +100,9 @@ def _keys(where: str, frontmatter: dict[str, Any], at: dict[str, tuple[int, int]
             continue
         if key in NOT_YET:
             message = f"frontmatter key '{key}' is not implemented yet: {NOT_YET[key]}"
+        elif key in DECK_KEYS and imported:
+            message = (f"headmatter key '{key}' is ignored on an imported slide: only the importing deck's "
+                       "headmatter sets the deck (as in Slidev)")
         elif key in DECK_KEYS:
             message = f"frontmatter key '{key}' belongs in the headmatter (the first slide's frontmatter)"
         else:

@@ -645,10 +645,8 @@ def _deck_style(look: settings.Settings) -> str:
     rules = []
     if look.canvas_height != theme.HEIGHT_PX:
         rules.append(f".reveal .slides section {{ height: {look.canvas_height}px; }}")
-    fonts = [f"--sans: {look.sans}, {theme.SANS_CSS};" if look.sans else "",
-             f"--mono: {look.mono}, {theme.MONO_CSS};" if look.mono else ""]
-    if any(fonts):
-        rules.append(":root { " + " ".join(f for f in fonts if f) + " }")
+    if fonts := look.font_css():
+        rules.append(fonts)
     return "\n".join(rules)
 
 

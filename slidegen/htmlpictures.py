@@ -169,9 +169,9 @@ def deck_jobs(deck: Deck, root: Path | None = None) -> list[Job]:
     """One picture job per HTML block of ``deck`` that PowerPoint cannot draw, laid out as wide as its slot."""
     from .snapshot import BODY_WIDTH_PX, Job
 
-    where = display_path(deck.path)
     jobs = []
     for slide in deck.slides:
+        where = display_path(deck.slide_path(slide))  # an imported slide's pictures name its own file
         slots: list[tuple[str | None, tuple[Block, ...]]] = [(None, slide.blocks), *slide.slots.items()]
         for slot, blocks in slots:
             width = slot_width(slide, slot, BODY_WIDTH_PX)

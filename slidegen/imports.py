@@ -9,6 +9,14 @@ snippet. The range is Slidev's: ``N``, ``N-M``, ``N-`` (to the last slide), ``al
 Where Slidev skips a part it cannot read, this module says so: a range part that is not a
 number or a range, or one past the file's last slide, is an error.
 
+An importing slide with ``hide: true`` or ``disabled: true`` imports nothing (:func:`skipped`):
+Slidev's loader returns before it looks at ``src:``, so the file is not read (a missing one is no
+error) and none of its slides is in the deck, not even as hidden slides for ``check`` to check.
+
+The headmatter of an imported file is no headmatter in the deck: as in Slidev, it is the
+frontmatter of the file's first slide, merged like any other; the importing deck's headmatter
+alone sets the deck (``check`` warns about each deck-wide key written there, since it is ignored).
+
 The parser (:mod:`slidegen.parse`) reads the files, merges the frontmatter and locates errors;
 this module only decides, so it has no state and reads nothing.
 """
@@ -36,6 +44,12 @@ class Target:
 
     path: Path
     range: str
+
+
+def skipped(frontmatter: dict[str, object]) -> bool:
+    """Whether an importing slide's own ``frontmatter`` hides it, so it imports nothing (Slidev's rule;
+    the same values that hide a slide, :func:`slidegen.frontmatter.is_hidden`)."""
+    return any(frontmatter.get(key) is True for key in ("hide", "disabled"))
 
 
 def target(value: object, importer: Path, deck: Path) -> Target:

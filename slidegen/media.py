@@ -20,6 +20,7 @@ from .components import run_problem, run_refs
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
 from .errors import Diagnostic, SlidegenError
 from .figures import UnknownFigure
+from .imports import by_file
 
 RASTER = {".png", ".jpg", ".jpeg", ".gif"}
 WEB = RASTER | {".svg", ".webp"}
@@ -87,11 +88,12 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root:
             continue
         media.html[src], media.pptx[src] = resolve_picture(deck, src, line, allowed, where)
     runs_dir = (root or deck.path.parent.parent) / "results" / "runs"
-    for run, line in run_refs(deck):
-        problem = run_problem(run, runs_dir)
-        if problem:
-            raise SlidegenError(deck.path, line, 1, f"component data: {problem}")
-        media.runs[run] = runs_dir / f"{run}.json"
+    for where_run, part in by_file(deck):  # an imported slide's error names its own file
+        for run, line in run_refs(part):
+            problem = run_problem(run, runs_dir)
+            if problem:
+                raise SlidegenError(where_run, line, 1, f"component data: {problem}")
+            media.runs[run] = runs_dir / f"{run}.json"
     return media
 
 

@@ -134,7 +134,7 @@ def parse_text(text: str, path: Path) -> d.Deck:
     for part in entry.parts:
         _expand(build, entry, part, _Inherit(), (entry.path.resolve(),))
     if not build.slides:
-        raise SlidegenError(path, 1, 1, "the deck has no slides: its src: imports select none")
+        raise SlidegenError(path, 1, 1, "the deck has no slides: its src: imports select none or are hidden")
     slides = build.slides
     headmatter = {k: v for k, v in head.data.items() if k != "src"}
     title = headmatter.get("title")
@@ -226,6 +226,9 @@ def _expand(build: _Build, source: _Source, part: _Part, inherit: _Inherit, chai
         return
     at = {key: front.where(key) for key in front.data}
     line, col = at["src"]
+    if imports.skipped(front.data):  # Slidev reads no file for a hidden import: nothing to check either
+        build.sites.append(d.ImportSite(source.path, line, dict(front.data), at))
+        return
     try:
         found = imports.target(front.data["src"], source.path, build.deck)
     except imports.ImportProblem as problem:

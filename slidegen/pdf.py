@@ -310,7 +310,7 @@ def print_decks(
                 slide = deck.slides[number - 1] if number <= len(deck.slides) else None
                 problems.append(
                     Diagnostic(
-                        display_path(deck.path), slide.line if slide else 1, 1,
+                        display_path(deck.slide_path(slide) if slide else deck.path), slide.line if slide else 1, 1,
                         f"slide {number} is taller than its page: its bottom is cut off in the PDF",
                         "warning",
                     )

@@ -23,13 +23,16 @@ DEFAULT_SCALE = 1.5
 MAX_SCALE = 4.0
 
 _READY = """() => window.Reveal && Reveal.isReady() && Array.from(document.images).every(img => img.complete)"""
-# reveal's slide transitions are configuration; its fragments fade in by CSS transitions.
+# reveal's slide transitions are configuration (a slide's own, an attribute); its fragments fade in by CSS transitions.
 _STILL = """() => {
     Reveal.configure({margin: 0, controls: false, progress: false, transition: 'none',
                       backgroundTransition: 'none', hash: false});
     const style = document.createElement('style');
     style.textContent = '.reveal .slides section .fragment { transition: none !important; }';
     document.head.appendChild(style);
+    // a slide's own transition (Slidev's transition: key) would outlast the screenshot
+    document.querySelectorAll('.reveal .slides section[data-transition]').forEach(
+        (s) => s.removeAttribute('data-transition'));
 }"""
 # Go to slide h with every fragment shown; resolves once fonts and pictures are in.
 _SHOW = """(h) => {

@@ -8,9 +8,14 @@ how large everything on it looks; slidegen's default is 1280, Slidev's 980), ``c
 Per slide: ``transition``, ``zoom`` (a positive scale of the slide's content) and ``clicks``
 (the slide's number of clicks, a whole number).
 
-Fonts come from the machine, never from a web font service: ``fonts.sans`` and ``fonts.mono``
-name families put first in the theme's stacks (HTML) and used by PowerPoint; a family that
-``fonts.local`` does not list is a ``check`` warning, since Slidev would fetch it from Google Fonts.
+Fonts (https://sli.dev/custom/config-fonts) come from the machine, never from a web font service.
+``fonts.sans`` (the text), ``fonts.serif`` (Slidev's ``font-serif`` class) and ``fonts.mono`` (code)
+name families put first in the theme's stacks in HTML, before the theme's fallbacks unless
+``fallbacks: false``; PowerPoint names the first family of ``sans`` and ``mono`` on every run
+(its ``a:latin`` typeface), and cannot embed it. ``check`` warns about a family ``fonts.local``
+does not list (Slidev would fetch it from Google Fonts), once per deck about the families a PPTX
+shows only where they are installed (:func:`pptx_font_warnings`), and about ``provider`` other
+than ``none``, ``weights`` and ``italic``: they choose what Slidev downloads, which slidegen never does.
 
 :func:`problems` lists each value that is wrong (the parser raises the first at its key);
 :func:`deck_settings` reads a checked headmatter.
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from . import theme
+from .errors import Diagnostic
 
 #: Slidev's built-in transitions, and the reveal.js transition each one is drawn with.
 TRANSITIONS = {"fade": "fade", "fade-out": "fade", "slide-left": "slide", "slide-right": "slide",
@@ -32,6 +38,12 @@ ASPECTS = {(16, 9), (4, 3)}
 COLOR_SCHEMAS = ("light", "dark", "auto", "all")
 FONT_KEYS = frozenset({"sans", "serif", "mono", "local", "provider", "weights", "italic", "fallbacks"})
 _FAMILY = re.compile(r"[\w .-]+")
+#: CSS's generic families: no typeface PowerPoint could name.
+GENERIC = frozenset({"serif", "sans-serif", "monospace", "cursive", "fantasy", "system-ui", "ui-sans-serif",
+                     "ui-serif", "ui-monospace", "ui-rounded", "math", "emoji"})
+#: Fonts every machine that shows a PPTX has: those Windows and macOS ship, and those PowerPoint installs.
+EVERYWHERE = frozenset({"arial", "calibri", "cambria", "consolas", "courier new", "georgia", "tahoma",
+                        "times new roman", "trebuchet ms", "verdana"})
 _RATIO = re.compile(r"\s*(\d+(?:\.\d+)?)\s*[:/x|]\s*(\d+(?:\.\d+)?)\s*")
 
 
@@ -47,7 +59,15 @@ class Settings:
     title_template: str = "%s"
     line_numbers: bool = False
     sans: str | None = None
+    """``fonts.sans`` as a CSS family list (quoted names), ``None`` without one; likewise ``serif``, ``mono``."""
+    serif: str | None = None
     mono: str | None = None
+    fallbacks: bool = True
+    """``fonts.fallbacks``: the theme's own families follow the deck's (``false``: only the deck's)."""
+    pptx_sans: str | None = None
+    """The typeface PowerPoint text takes (the first of ``fonts.sans`` that is no generic family); ``None``:
+    the theme's. Likewise ``pptx_mono`` for code."""
+    pptx_mono: str | None = None
 
     @property
     def canvas_height(self) -> int:
@@ -60,6 +80,20 @@ class Settings:
 
     def page_title(self, title: str) -> str:
         return self.title_template.replace("%s", title)
+
+    def font_css(self) -> str:
+        """The CSS rule that puts the deck's fonts in the theme's custom properties (``""``: none given)."""
+        stacks = [("--sans", self.sans, theme.SANS_CSS), ("--serif", self.serif, SERIF_CSS),
+                  ("--mono", self.mono, theme.MONO_CSS)]
+        props = [f"{name}: {given}{', ' + rest if self.fallbacks else ''};" for name, given, rest in stacks if given]
+        if not props:
+            return ""
+        serif = " .reveal .font-serif { font-family: var(--serif); }" if self.serif else ""
+        return ":root { " + " ".join(props) + " }" + serif
+
+
+#: The serif stack ``fonts.serif`` goes before (Slidev's own fallbacks, in its order).
+SERIF_CSS = "ui-serif, Georgia, Cambria, 'Times New Roman', Times, serif"
 
 
 def aspect(value: object) -> tuple[int, int] | None:
@@ -124,6 +158,8 @@ def _font_problems(fonts: object) -> list[tuple[str, str]]:
                 isinstance(value, str) and all(_FAMILY.fullmatch(name) for name in families(value))):
             out.append(("fonts", f"fonts.{key} must be font family names (letters, digits, spaces, - and _), "
                                  "separated by commas"))
+        elif key in ("fallbacks", "italic") and not isinstance(value, bool):
+            out.append(("fonts", f"fonts.{key} must be true or false"))
     return out
 
 
@@ -137,12 +173,32 @@ def font_warnings(fonts: object) -> list[str]:
     if provider not in (None, "none"):
         out.append(f"fonts.provider '{provider}' is not used: slidegen never loads web fonts, only fonts "
                    "installed on the machine that shows the deck")
+    for key in ("weights", "italic"):
+        if key in fonts:
+            out.append(f"fonts.{key} is not used: it says which styles of a web font Slidev downloads; slidegen "
+                       "uses the installed font's own weights and italics")
     for key in ("sans", "serif", "mono"):
         fetched = [name for name in families(fonts.get(key)) if name.lower() not in local]
         if fetched and provider != "none":
             out.append(f"fonts.{key}: {', '.join(fetched)} would come from a web font service in Slidev; slidegen "
                        "shows it only where it is installed (list it in fonts.local to say so)")
     return out
+
+
+def pptx_font_warnings(where: str, line: int, fonts: object) -> list[Diagnostic]:
+    """One warning at ``where:line`` naming the families of ``fonts`` a PPTX names but cannot embed (none when
+    every one is a font every machine has, or is already warned about as a web font)."""
+    if not isinstance(fonts, dict):
+        return []
+    local = {name.lower() for name in families(fonts.get("local"))}
+    look = deck_settings({"fonts": fonts})
+    named = [(key, name) for key, name in (("sans", look.pptx_sans), ("mono", look.pptx_mono)) if name]
+    missing = [f"fonts.{key} {name}" for key, name in named if name.lower() not in EVERYWHERE
+               and (name.lower() in local or fonts.get("provider") == "none")]
+    if not missing:
+        return []
+    return [Diagnostic(where, line, 1, f"PowerPoint cannot embed fonts: the PPTX shows {' and '.join(missing)} only "
+                       "on a machine that has it installed, and its default font elsewhere", "warning")]
 
 
 def families(value: object) -> list[str]:
@@ -160,7 +216,8 @@ def deck_settings(headmatter: dict[str, Any]) -> Settings:
     schema = headmatter.get("colorSchema")
     template = headmatter.get("titleTemplate")
     numbers = headmatter.get("lineNumbers")
-    sans, mono = ([name for name in families(fonts.get(key)) if _FAMILY.fullmatch(name)] for key in ("sans", "mono"))
+    sans, serif, mono = ([name for name in families(fonts.get(key)) if _FAMILY.fullmatch(name)]
+                         for key in ("sans", "serif", "mono"))
     return Settings(
         aspect=aspect(headmatter.get("aspectRatio")) or (16, 9),
         canvas_width=int(width) if _number(width) and 320 <= width <= 7680 else theme.WIDTH_PX,
@@ -168,9 +225,23 @@ def deck_settings(headmatter: dict[str, Any]) -> Settings:
         transition=slidev_transition(headmatter.get("transition")),
         title_template=template if isinstance(template, str) and template else "%s",
         line_numbers=numbers if isinstance(numbers, bool) else False,
-        sans=", ".join(f'"{name}"' for name in sans) if sans else None,
-        mono=", ".join(f'"{name}"' for name in mono) if mono else None,
+        sans=_css_families(sans),
+        serif=_css_families(serif),
+        mono=_css_families(mono),
+        fallbacks=fonts.get("fallbacks") is not False,
+        pptx_sans=_typeface(sans),
+        pptx_mono=_typeface(mono),
     )
+
+
+def _css_families(names: list[str]) -> str | None:
+    """``names`` as a CSS font-family list: each font quoted, a generic family (``monospace``) as the keyword."""
+    return ", ".join(name.lower() if name.lower() in GENERIC else f'"{name}"' for name in names) or None
+
+
+def _typeface(names: list[str]) -> str | None:
+    """The first of ``names`` that is a font, not a generic family."""
+    return next((name for name in names if name.lower() not in GENERIC), None)
 
 
 def _number(value: object) -> TypeGuard[int | float]:

@@ -312,10 +312,10 @@ def deck_jobs(deck: Deck, found: Mapping[str, Component], runs_dir: Path | None 
     one per HTML block PowerPoint cannot draw (its pictures found inside ``root``, the project)."""
     from . import htmlpictures
 
-    where = display_path(deck.path)
+    where = {s.index: display_path(deck.slide_path(s)) for s in deck.slides}  # an imported slide: its own file
     tags = comp.by_tag(found)
-    jobs = [component_job(i, tags[i.tag], where, runs_dir) for i in comp.instances(deck) if i.tag in tags]
-    jobs += [diagram_job(comp.diagram_key(b.code), b.code, where, b.line) for b, _ in comp.diagrams(deck)]
+    jobs = [component_job(i, tags[i.tag], where[i.slide], runs_dir) for i in comp.instances(deck) if i.tag in tags]
+    jobs += [diagram_job(comp.diagram_key(b.code), b.code, where[n], b.line) for b, n in comp.diagrams(deck)]
     return jobs + htmlpictures.deck_jobs(deck, root)
 
 

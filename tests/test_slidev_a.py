@@ -83,18 +83,43 @@ def _project(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
-def test_imports_nest_and_skip_nothing_hidden_which_visible_then_leaves_out(tmp_path: Path):
+def test_imports_nest_and_a_hidden_import_brings_nothing(tmp_path: Path):
     root = _project(tmp_path, {
         "decks/01-x.md": "# One\n\n---\nsrc: /parts/a.md\nhide: true\n---\n\n---\nsrc: parts/b.md\n---\n",
         "decks/parts/a.md": "# A1\n\n---\n\n# A2\n",
         "decks/parts/b.md": "# B1\n\n---\nsrc: ./a.md#2\nclass: deep\n---\n",  # relative to b.md itself
     })
     deck = parse_deck(root / "decks" / "01-x.md")
-    assert [(s.title, s.frontmatter) for s in deck.slides] == [
-        ("One", {}), ("A1", {"hide": True}), ("A2", {"hide": True}), ("B1", {}), ("A2", {"class": "deep"})]
+    # Slidev's loadSlide returns before src: on a hidden slide, so a.md's slides are not in the deck at all
+    assert [(s.title, s.frontmatter) for s in deck.slides] == [("One", {}), ("B1", {}), ("A2", {"class": "deep"})]
+    assert [(site.path.name, site.line, site.frontmatter) for site in deck.imports] == [
+        ("01-x.md", 4, {"src": "/parts/a.md", "hide": True}), ("01-x.md", 9, {"src": "parts/b.md"}),
+        ("b.md", 4, {"src": "./a.md#2", "class": "deep"})]
     from slidegen.frontmatter import visible
 
     assert [s.title for s in visible(deck).slides] == ["One", "B1", "A2"]
+
+
+@pytest.mark.parametrize("key", ["hide", "disabled"])
+def test_a_hidden_import_reads_no_file_as_slidev_does(tmp_path: Path, key: str):
+    root = _project(tmp_path, {
+        # a missing file, a file outside the project, a cycle and a range past the end: none is read, none is an error
+        "decks/01-x.md": (f"# One\n\n---\nsrc: ./missing.md\n{key}: true\n---\n\n"
+                          f"---\nsrc: ../../outside.md\n{key}: true\n---\n\n"
+                          f"---\nsrc: ./01-x.md#9\n{key}: true\n---\n\n"
+                          f"---\nsrc: ./p.md\n{key}: false\n---\n"),
+        "decks/p.md": "# P\n",
+    })
+    deck = parse_deck(root / "decks" / "01-x.md")
+    assert [(s.title, s.path and s.path.name) for s in deck.slides] == [("One", None), ("P", "p.md")]
+    assert deck.slides[1].frontmatter == {key: False}  # false hides nothing: the import happens
+    assert [site.line for site in deck.imports] == [4, 9, 14, 19]
+    assert imports.skipped({"src": "x.md", "hide": True}) and imports.skipped({"disabled": True})
+    assert not imports.skipped({"src": "x.md", "hide": False}) and not imports.skipped({"src": "x.md"})
+    # only hidden imports: the deck has its own slide; with none of its own, it has no slides
+    (root / "decks" / "02-y.md").write_text("---\nsrc: ./p.md\nhide: true\n---\n", encoding="utf-8")
+    with pytest.raises(SlidegenError, match="the deck has no slides"):
+        parse_deck(root / "decks" / "02-y.md")
 
 
 @pytest.mark.parametrize(("files", "where", "message"), [
@@ -156,6 +181,70 @@ def test_a_missing_picture_on_an_imported_slide_names_that_file(tmp_path: Path, 
     assert any(x.startswith("decks/parts/p.md:3:1: error: image 'img/none.png' not found") for x in found), found
 
 
+def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    """Pictures of HTML regions, components and diagrams, display math PowerPoint cannot take, a failed
+    highlighter, component data: each names ``parts/p.md`` and its line there, not the importing deck."""
+    from slidegen import highlight, htmlpictures, snapshot
+    from slidegen.check_outputs import math_problems
+    from slidegen.components import Component
+    from slidegen.media import resolve_media
+    from slidegen.pptx import layout
+
+    part = ("# P\n\n<div style=\"display: grid\">\n<div>cell</div>\n</div>\n\n"  # lines 3-5
+            "<lr-x alt=\"x\" run=\"nope\"></lr-x>\n\n"  # line 7
+            "```mermaid\ngraph LR\n  a --> b\n```\n\n"  # lines 9-12
+            "$$\n\\ce{H2O}\n$$\n\n"  # lines 14-16
+            "```python\nx = 1\n```\n")  # lines 18-20
+    root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n", "decks/parts/p.md": part})
+    monkeypatch.chdir(root)
+    deck = parse_deck(Path("decks/01-x.md"))
+    where = "decks/parts/p.md"
+    assert [(job.path, job.line) for job in htmlpictures.deck_jobs(deck)] == [(where, 3)]
+    found = {"lr-x": Component("lr-x", root / "components" / "lr-x.js", None, ("lr-x",))}
+    jobs = snapshot.deck_jobs(deck, found, root / "results" / "runs", root)
+    assert sorted({(job.path, job.line) for job in jobs}) == [(where, 3), (where, 7), (where, 9)]
+    assert [(x.path, x.line) for x in math_problems(deck)] == [(where, 14)]
+    with pytest.raises(SlidegenError) as caught:
+        layout.build(deck, {})
+    assert (caught.value.diagnostic.path, caught.value.diagnostic.line) == (where, 14)
+    monkeypatch.setattr(highlight, "highlighted", lambda code, lang: ((), False))
+    assert [(x.path, x.line, x.severity) for x in highlight.problems(deck)] == [
+        (where, 9, "warning"), (where, 18, "warning")]
+    with pytest.raises(SlidegenError) as caught:
+        resolve_media(deck, None, root)
+    assert str(caught.value.diagnostic).startswith(f"{where}:7:1: error: component data: run='nope'")
+
+
+@pytest.mark.browser
+def test_check_names_the_imported_file_for_a_diagram_mermaid_cannot_parse(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    needs.chromium()
+    root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n",
+                               "decks/parts/p.md": "# P\n\n```mermaid\nflowchart LR\n  a --> b\n  b -->> c((\n```\n"})
+    monkeypatch.chdir(root)
+    errors = [x for x in check_project(root) if x.severity == "error"]
+    assert [(x.path, x.line) for x in errors] == [("decks/parts/p.md", 6)], [str(x) for x in errors]
+    assert errors[0].message.startswith("Mermaid cannot parse this diagram")
+
+
+@pytest.mark.browser
+def test_the_pdf_names_the_imported_file_for_a_slide_taller_than_its_page(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    import contextlib
+    import io
+
+    needs.chromium()
+    tall = "# Tall\n\n" + "\n\n".join(f"Line {i}" for i in range(60)) + "\n"
+    root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n", "decks/parts/p.md": tall})
+    monkeypatch.chdir(root)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
+        assert main(["build", "--to", "pdf"]) == 0
+    assert ("decks/parts/p.md:1:1: warning: slide 2 is taller than its page: its bottom is cut off in the PDF"
+            in err.getvalue()), err.getvalue()
+
+
 # ---------------------------------------------------------------------- frontmatter values
 
 
@@ -199,9 +288,51 @@ def test_settings_read_slidevs_forms():
     look = settings.deck_settings({"aspectRatio": "4/3", "canvasWidth": 980, "titleTemplate": "%s - Slidev",
                                    "transition": "slide-up | slide-down", "fonts": {"mono": "Fira Code, monospace"}})
     assert (look.canvas_width, look.canvas_height, look.transition) == (980, 735, "slide-up")
-    assert look.page_title("Deck") == "Deck - Slidev" and look.mono == '"Fira Code", "monospace"'
+    assert look.page_title("Deck") == "Deck - Slidev" and look.mono == '"Fira Code", monospace'
     assert settings.reveal_transition("slide-left | slide-right") == "slide"
     assert settings.reveal_transition("swirl") == "fade" and settings.reveal_transition(None) is None
+
+
+def test_fonts_follow_slidevs_keys_in_html():
+    look = settings.deck_settings({"fonts": {"sans": "Carlito, sans-serif", "serif": "Liberation Serif",
+                                             "mono": "monospace, DejaVu Sans Mono", "local": "Carlito"}})
+    assert (look.pptx_sans, look.pptx_mono) == ("Carlito", "DejaVu Sans Mono")  # a generic family is no typeface
+    assert look.font_css() == (
+        f':root {{ --sans: "Carlito", sans-serif, {theme.SANS_CSS}; --serif: "Liberation Serif", '
+        f'{settings.SERIF_CSS}; --mono: monospace, "DejaVu Sans Mono", {theme.MONO_CSS}; }}'
+        " .reveal .font-serif { font-family: var(--serif); }")
+    bare = settings.deck_settings({"fonts": {"sans": "Carlito", "fallbacks": False}})
+    assert bare.font_css() == ':root { --sans: "Carlito"; }' and not bare.fallbacks
+    assert settings.deck_settings({}).font_css() == "" and settings.deck_settings({}).pptx_sans is None
+    assert settings.font_warnings({"sans": "Carlito", "local": "Carlito", "weights": "200,400", "italic": True}) == [
+        "fonts.weights is not used: it says which styles of a web font Slidev downloads; slidegen uses the "
+        "installed font's own weights and italics",
+        "fonts.italic is not used: it says which styles of a web font Slidev downloads; slidegen uses the "
+        "installed font's own weights and italics"]
+    with pytest.raises(SlidegenError, match="fonts.fallbacks must be true or false"):
+        parse_text("---\nfonts:\n  fallbacks: nope\n---\n\n# T\n", Path("d.md"))
+
+
+def test_check_warns_once_that_a_pptx_names_fonts_it_cannot_embed():
+    warn = settings.pptx_font_warnings
+    assert [str(x) for x in warn("d.md", 9, {"sans": "Carlito", "mono": "Fira Code", "local": "Carlito, Fira Code"})] \
+        == ["d.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito and fonts.mono "
+            "Fira Code only on a machine that has it installed, and its default font elsewhere"]
+    assert warn("d.md", 9, {"sans": "Arial", "mono": "Courier New", "local": "Arial, Courier New"}) == []
+    assert warn("d.md", 9, {"sans": "Fira Sans"}) == []  # the web-font warning already says so
+    assert len(warn("d.md", 9, {"sans": "Fira Sans", "provider": "none"})) == 1
+    assert warn("d.md", 9, {"serif": "Liberation Serif", "local": "Liberation Serif"}) == []  # no serif in PPTX
+    assert warn("d.md", 9, None) == []
+
+
+def test_check_on_the_fixture_names_the_font_once_at_its_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    shutil.copytree(FIXTURES, tmp_path / "decks")
+    for other in ("b.md", "c.md", "all.md"):
+        (tmp_path / "decks" / other).unlink(missing_ok=True)
+    monkeypatch.chdir(tmp_path)
+    found = [str(x) for x in check_project(tmp_path) if "font" in x.message]
+    assert found == ["decks/a.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito "
+                     "only on a machine that has it installed, and its default font elsewhere"]
 
 
 def test_defaults_keep_the_headmatter_bound():
@@ -221,9 +352,9 @@ def test_background_text_colour_keeps_aa_contrast():
         assert background.contrast(found.text, found.color) >= 4.5, value
     assert background.parse("#1d4ed8") == background.Background("#1d4ed8", None, theme.TEXT_ON_DARK)
     assert background.parse("LightYellow") == background.Background("#ffffe0", None, theme.TEXT)
-    assert background.parse("#777").text == "#000000"  # neither theme colour reaches 4.5:1 on mid grey
+    assert getattr(background.parse("#777"), "text", None) == "#000000"  # neither theme colour: 4.5:1 on mid grey
     assert background.parse("img/a.png") == background.Background(None, "img/a.png", theme.TEXT)
-    assert background.parse("fig:ch01.loss").image == "fig:ch01.loss"
+    assert getattr(background.parse("fig:ch01.loss"), "image", None) == "fig:ch01.loss"
     # the faded picture keeps the dark text above 7:1 even where the picture is black
     grey = round(255 * (1 - background.PICTURE_OPACITY))
     assert background.contrast(theme.TEXT, f"#{grey:02x}{grey:02x}{grey:02x}") > 7
@@ -267,7 +398,7 @@ def _build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str | None = N
     (tmp_path / "decks" / "a.md").rename(tmp_path / "decks" / "01-a.md")
     if text is not None:
         (tmp_path / "decks" / "01-a.md").write_text(text, encoding="utf-8")
-    for other in ("b.md", "c.md"):
+    for other in ("b.md", "c.md", "all.md"):
         (tmp_path / "decks" / other).unlink(missing_ok=True)
     monkeypatch.chdir(tmp_path)
     assert main(["build", "--to", to]) == 0
@@ -340,6 +471,24 @@ def test_pptx_draws_backgrounds_tones_transitions_and_imported_slides(tmp_path: 
         found = slide.element.find(f"{P}transition")
         transitions.append(None if found is None else found[0].tag.split("}")[1] + found[0].get("dir", ""))
     assert transitions == ["pushl", "fade", "pushl", "pushl", "pushl", "pushl", "pushl", "pushl", "pushl"]
+
+
+def test_pptx_names_the_decks_fonts_on_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    text = FIXTURE.read_text(encoding="utf-8").replace(
+        "  sans: Carlito\n", "  sans: Carlito\n  mono: Liberation Mono\n").replace(
+        "# The last slide\n", "# The last slide\n\nSome `inline code`\n\n```py\nx = 1\n```\n")
+    out = _build(tmp_path, monkeypatch, text, to="pptx")
+    prs = Presentation(str(out / "pptx" / "01-a.pptx"))
+    faces: dict[str, set[str]] = {}
+    for slide in prs.slides:
+        for shape in slide.shapes:
+            if shape.has_text_frame:
+                for para in shape.text_frame.paragraphs:
+                    for run in para.runs:
+                        faces.setdefault(run.font.name, set()).add(run.text)
+    assert set(faces) == {"Carlito", "Liberation Mono"}, faces  # the theme's Calibri and DejaVu Sans Mono: none
+    assert "inline code" in faces["Liberation Mono"] and "Imported fact" in faces["Carlito"]
+    assert any("x" in t for t in faces["Liberation Mono"])
 
 
 def test_pptx_and_png_at_four_to_three(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -68,6 +68,8 @@ class Context:
     """The media keys that have a picture (an HTML block's, drawn through Chromium, is one when present)."""
     animate: bool = False
     """Clicks become animations (:mod:`slidegen.pptx.anim`); ``False``: every slide in its final state."""
+    where: str | None = None
+    """The file the slide is written in, as errors name it (an imported slide's own; ``None``: the deck's)."""
 
 
 @dataclass
@@ -526,7 +528,7 @@ def math_item(block: d.MathBlock, ctx: Context) -> MathItem:
     try:
         xml = ctx.math.omml(tex)
     except ValueError as exc:
-        raise SlidegenError(ctx.deck.path, block.line, 1, MATH_ADVICE.format(exc)) from None
+        raise SlidegenError(ctx.where or ctx.deck.path, block.line, 1, MATH_ADVICE.format(exc)) from None
     size = 32.0
     return MathItem(tex, xml, ctx.math.png(tex, size, ctx.color), size)
 

@@ -117,10 +117,11 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
     slides = []
     math = math or MathCache()
     width = look.slide_width(deck, HEIGHT)
+    faces = settings.deck_settings(deck.headmatter)
     for slide in deck.slides:
         model, slide_warnings = _slide(deck, clicks.resolve(slide) if animate else slide, image_sizes,
                                        display_path(deck.slide_path(slide)), math, width, animate)
-        slides.append(replace(model, notes_footer=notes_footer(slide)))
+        slides.append(look.typefaces(faces, replace(model, notes_footer=notes_footer(slide))))
         warnings += slide_warnings
     author = str(deck.headmatter.get("author", "") or "")
     return PresentationModel(width, HEIGHT, deck.title, author, tuple(slides)), warnings
@@ -173,7 +174,8 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
             found: list[Diagnostic] = []
             ctx = Context(deck, Sizes.at(scale, kind.look.body_scale), color=color,
                           link_color=theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT, align=kind.layout.align,
-                          warn=sink(found), math=math, pictures=frozenset(image_sizes), animate=animate)
+                          warn=sink(found), math=math, pictures=frozenset(image_sizes), animate=animate,
+                          where=where)
             placed, fits = place(ctx)
             if fits:
                 break
@@ -191,7 +193,7 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         placed = fit(lambda ctx: _place_centered(slide, kind, ctx, group, region, image_sizes, author))
     else:
         plain = Context(deck, Sizes.at(1.0, kind.look.body_scale), color=color, math=math,
-                        pictures=frozenset(image_sizes))
+                        pictures=frozenset(image_sizes), where=where)
         placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
         top: int = BODY_TOP if placed else Inches(0.5)
         end: int = BODY_BOTTOM - (notes_h + GAP if notes_h else 0)

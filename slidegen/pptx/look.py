@@ -1,9 +1,12 @@
-"""What a slide's ``background:``, ``zoom:`` and the deck's ``aspectRatio`` and ``colorSchema`` change in PowerPoint.
+"""What a slide's ``background:``, ``zoom:`` and the deck's ``aspectRatio``, ``colorSchema`` and ``fonts`` change in
+PowerPoint.
 
 :mod:`slidegen.pptx.layout` asks here for the slide's width, its layout with the tone its background
 gives (:func:`slidegen.background.slide_layout`), the picture drawn behind it, and the text colour
 its shapes take on a background colour (every text box without a fill of its own: title, body,
-footnotes, footer; code, tables and filled boxes keep theirs).
+footnotes, footer; code, tables and filled boxes keep theirs). ``fonts.sans`` and ``fonts.mono`` name
+the typeface of every run that takes the theme's (:func:`typefaces`); PowerPoint draws it where it
+is installed (a PPTX cannot embed it) and its default font elsewhere.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pptx.util import Emu
 
 from slidegen import background, settings, theme
 from slidegen import deck as d
-from slidegen.pptx.model import Box, Para, Picture, Shape, TextBox
+from slidegen.pptx.model import Box, Para, Picture, Run, Shape, SlideModel, Table, TextBox
 
 #: The theme colours a background colour's text colour replaces.
 _THEME_TEXT = frozenset({theme.TEXT, theme.MUTED, theme.ACCENT, theme.TEXT_ON_DARK})
@@ -74,3 +77,27 @@ def transition(deck: d.Deck, slide: d.Slide) -> str | None:
     name = settings.slidev_transition(slide.frontmatter.get("transition"))
     name = name or settings.deck_settings(deck.headmatter).transition
     return None if name is None else _PPTX_TRANSITIONS.get(name, "fade")
+
+
+def typefaces(look: settings.Settings, slide: SlideModel) -> SlideModel:
+    """``slide`` with the theme's sans and mono typefaces replaced by the deck's ``fonts.sans`` and ``fonts.mono``."""
+    names = {theme.SANS: look.pptx_sans, theme.MONO: look.pptx_mono}
+    faces = {theme_face: face for theme_face, face in names.items() if face}
+    if not faces:
+        return slide
+
+    def run(r: Run) -> Run:
+        return replace(r, font=faces[r.font]) if r.font in faces else r
+
+    def para(p: Para) -> Para:
+        return replace(p, font=faces.get(p.font, p.font), runs=tuple(run(r) for r in p.runs))
+
+    def shape(s: Shape) -> Shape:
+        if isinstance(s, TextBox):
+            return replace(s, paras=tuple(para(p) for p in s.paras))
+        if isinstance(s, Table):
+            return replace(s, header=tuple(para(p) for p in s.header),
+                           rows=tuple(tuple(para(p) for p in row) for row in s.rows))
+        return s
+
+    return replace(slide, shapes=tuple(shape(s) for s in slide.shapes))
