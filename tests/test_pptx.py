@@ -369,3 +369,17 @@ def test_a_slide_citing_nothing_has_no_notes_footer(tmp_path):
     deck = replace(deck, slides=deck.slides[:1])
     write_deck(deck, tmp_path / "one.pptx", media)
     assert Presentation(str(tmp_path / "one.pptx")).slides[0].notes_slide.notes_text_frame.text == ""
+
+
+def test_a_frontmatter_title_names_the_slide_but_the_heading_is_drawn(tmp_path):
+    """Slidev never draws a frontmatter ``title``: the title box shows the heading, once."""
+    from slidegen.parse import parse_text
+
+    deck = parse_text("---\ntitle: Deck\n---\n\n# Cover\n\n---\ntitle: Keys by title\n---\n\n# Keys\n\nBody text\n",
+                      tmp_path / "d.md")
+    assert deck.slides[1].title == "Keys by title"
+    model, _ = layout.build(deck, {})
+    slide = model.slides[1]
+    assert slide.title.paras[0].text == "Keys"
+    texts = [_text(s) for s in _body(slide) if s is not slide.title]
+    assert "Body text" in texts and not any("Keys" in t for t in texts)

@@ -156,6 +156,7 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         toned = background.slide_layout(slide, settings.deck_settings(deck.headmatter).dark)
         kind = replace(kind, layout=toned, look=replace(kind.look, body_scale=kind.look.body_scale * look.zoom(slide)))
     color = theme.TEXT_ON_DARK if kind.layout.dark else theme.TEXT
+    slide = shown_title(slide)
     blocks = tuple(b for i, b in enumerate(slide.blocks) if i != slide.title_heading)
     columns, region, shapes = _regions(slide, kind.layout, blocks, image_sizes, where, fixed, width)
     fill, behind = look.backdrop(slide, width, HEIGHT, image_sizes)
@@ -329,6 +330,22 @@ def _place_title(slide: d.Slide, kind: Kind, ctx: Context, region: Box) -> list[
         return []
     return [TextBox(Box(region.x, TITLE_TOP, region.w, TITLE_H), (title,), "Title", "title",
                     anchor="bottom", inset=TEXT_INSET)]
+
+
+def shown_title(slide: d.Slide) -> d.Slide:
+    """``slide`` with its first heading as the title box's text when a frontmatter ``title`` named it.
+
+    A frontmatter ``title`` names the slide (table of contents, links, the index), as in Slidev,
+    where it is never drawn: the slide still shows its heading, once, in the title box.
+    """
+    if slide.title_heading is not None:
+        return slide
+    first = next((i for i, b in enumerate(slide.blocks) if isinstance(b, d.Heading)), None)
+    if first is None:
+        return slide
+    heading = slide.blocks[first]
+    assert isinstance(heading, d.Heading)
+    return replace(slide, title_heading=first, title_inlines=heading.children)
 
 
 def _title_para(slide: d.Slide, kind: Kind, ctx: Context, width: int, height: int) -> Para | None:
