@@ -109,6 +109,8 @@ def bind_project(project: Project, extra: Sequence[Path] = (), only: Sequence[Pa
     if only is not None:
         wanted = {Path(path).resolve() for path in only}
         paths = {key: path for key, path in paths.items() if key in wanted}
+    if not paths:  # nothing to bind: neither results.md nor the citation data is read
+        return BoundDecks({}, {}, index_of([]))
     read = read_decks(list(paths.values()))
     results = load_results(project)
     library = load_library(project.root)
