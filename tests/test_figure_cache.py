@@ -11,7 +11,7 @@ import fake_project
 import pytest
 
 from slidegen import figure_cache
-from slidegen.figures import discover_figures
+from slidegen.figures import FigureInfo, discover_figures
 from slidegen.project import Project
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,8 +45,13 @@ def test_changed_figure_code_is_discovered_again(project: Project, tmp_path: Pat
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
     figure_cache.cached_figures(project, cache)
-    calls = []
-    monkeypatch.setattr(figure_cache, "discover_figures", lambda p: calls.append(p) or discover_figures(p))
+    calls: list[Project] = []
+
+    def counted(p: Project) -> dict[str, FigureInfo]:
+        calls.append(p)
+        return discover_figures(p)
+
+    monkeypatch.setattr(figure_cache, "discover_figures", counted)
     figure_cache.cached_figures(project, cache)
     assert calls == []
     module = next(project.root.glob("figures/ch*.py"))
