@@ -4,7 +4,10 @@ deck at a time (the other decks' entries taken from the manifest)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import fake_project
@@ -99,3 +102,20 @@ def test_caches_and_remembered_entries_write_the_bytes_of_a_build_without_them(p
         built(project, piecewise, [deck])
     assert outputs(piecewise) == reference
     assert built(project, piecewise) == reference  # and nothing left to do
+
+
+def test_a_one_deck_rebuild_imports_only_what_its_edit_needs(project: Project) -> None:
+    built(project, project.build_dir)
+    code = ("import sys\nfrom slidegen.cli import main\nrc = main(['build', sys.argv[1], '-q'])\n"
+            "print(rc, sorted(m for m in ('citeproc', 'matplotlib', 'numpy', 'figures', 'model', 'multiprocessing')"
+            " if m in sys.modules))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for name, old, new in (("01-cites.md", "# Cover", "# The cover"), ("99-fake.md", "## Alpha", "## Alpha, again")):
+        deck = project.root / "decks" / name
+        deck.write_text(deck.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+        page = project.build_dir / "html" / f"{deck.stem}.html"
+        before = page.stat().st_mtime_ns
+        done = subprocess.run([sys.executable, "-c", code, deck.stem[:2]], cwd=project.root, capture_output=True,
+                              text=True, env=env, timeout=120)
+        assert done.stdout.strip() == "0 []", done.stdout + done.stderr  # citations and figures from their caches
+        assert page.stat().st_mtime_ns != before and new.lstrip("# ") in page.read_text(encoding="utf-8")
