@@ -10,7 +10,10 @@ math, speaker notes) in temporary projects of 14 and 56 decks, then times, as wh
   `--jobs 1`; a no-op rebuild (nothing changed); one deck rebuilt after editing one slide;
 - pandoc (Debian package): each deck to reveal.js HTML and to PPTX, one process per output;
 - `slidegen serve`: from saving a 25-slide deck to the open page (Chromium through Playwright)
-  showing the edit, median of 20 edits.
+  showing the edit, median of 20 edits;
+- a copy of this project's own decks (citations, cited numbers, figures, components), its drawn
+  figures and pictures copied too: deck 02 touched (new mtime, same bytes), and one line of it
+  edited, each rebuilt with `slidegen build 02`.
 
 Prints a Markdown table for the README. `--quick` runs fewer repeats and only 14 decks.
 """
@@ -141,6 +144,48 @@ def builds(slidegen: str, decks: int, repeats: int) -> list[tuple[str, float]]:
     return rows
 
 
+#: What a copy of this project needs to build its decks (and, when there, its drawn figures and caches).
+PROJECT_FILES = ("decks", "results", "references.bib", "styles", "components", "figures", "model", "pyproject.toml")
+REAL_DECK = "02"
+
+
+def edit_one_line(path: Path, n: int) -> None:
+    """Change the first bullet of ``path`` (a real deck): one slide's text, nothing the index shows."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("- "))
+    lines[at] = lines[at].split(" (edit ")[0] + f" (edit {n})"
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def real_decks(slidegen: str, repeats: int) -> list[tuple[str, float]]:
+    """The one-deck rows on a copy of this project's own decks (empty when it has none)."""
+    if not (HERE / "decks").is_dir():
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for name in PROJECT_FILES:
+            source = HERE / name
+            if source.is_dir():
+                shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+            elif source.is_file():
+                shutil.copy(source, root / name)
+        for name in ("figures", "cache"):  # drawn figures, equations and pictures: a warm project
+            if (HERE / "build" / name).is_dir():
+                shutil.copytree(HERE / "build" / name, root / "build" / name)
+        os.symlink(HERE / "node_modules", root / "node_modules")
+        deck = next((root / "decks").glob(f"{REAL_DECK}-*.md"))
+        count = len(list((root / "decks").glob("*.md")))
+        timed([slidegen, "build"], root)  # every deck once: the manifest
+        build = [slidegen, "build", REAL_DECK]
+        numbers = iter(range(1000))
+        return [
+            (f"this project's {count} decks: deck {REAL_DECK} touched, bytes unchanged (`slidegen build {REAL_DECK}`)",
+             median(build, root, repeats, lambda: os.utime(deck))),
+            (f"this project's {count} decks: one line of deck {REAL_DECK} edited (`slidegen build {REAL_DECK}`)",
+             median(build, root, repeats, lambda: edit_one_line(deck, next(numbers)))),
+        ]
+
+
 def serve_reload(slidegen: str, edits: int) -> tuple[float, float] | None:
     """Median and slowest seconds from saving a 25-slide deck to the open page showing the edit."""
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
@@ -207,6 +252,7 @@ def main() -> int:
 
     show([("`slidegen --version`", median([slidegen, "--version"], HERE, repeats))])
     show(builds(slidegen, 14, repeats))
+    show(real_decks(slidegen, repeats))
     reload = serve_reload(slidegen, edits)
     if reload is not None:
         show([(f"serve: save to page showing the edit, {SERVE_SLIDES}-slide deck, median of {edits}", reload[0]),

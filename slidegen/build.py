@@ -21,6 +21,7 @@ from .bind import bind_deck
 from .cite import cite_deck
 from .deck import Deck, DeckEntry, DeckIndex
 from .errors import Diagnostic, SlidegenError, display_path, internal_error
+from .figure_cache import CachedFigureRenderer
 from .figures import FigureRenderer
 from .formats import DEFAULT_FORMATS, FORMATS, PARALLEL_FORMATS
 from .frontmatter import visible
@@ -109,9 +110,11 @@ def bind_project(project: Project, extra: Sequence[Path] = (), only: Sequence[Pa
     if only is not None:
         wanted = {Path(path).resolve() for path in only}
         paths = {key: path for key, path in paths.items() if key in wanted}
+    if not paths:  # nothing to bind: neither results.md nor the citation data is read
+        return BoundDecks({}, {}, index_of([]))
     read = read_decks(list(paths.values()))
     results = load_results(project)
-    library = load_library(project.root)
+    library = load_library(project.root, project.build_dir / "cache" / "citations")
     decks: dict[Path, Deck] = {}
     problems: dict[Path, list[Diagnostic]] = {}
     for key, path in paths.items():
@@ -292,7 +295,7 @@ def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tup
     if missing:
         more = bind_project(project, paths, missing)
         every = BoundDecks({**every.decks, **more.decks}, {**every.problems, **more.problems}, every.index)
-    renderer = FigureRenderer(project, out_dir=settings.figures_dir)
+    renderer = CachedFigureRenderer(project, out_dir=settings.figures_dir)  # the registry found without imports
     math_cache = project.build_dir / "cache" / "math"  # equations drawn once, reused by every build
     places = {"html": settings.html_dir, **{flavor: out / flavor for flavor in ("pptx", "md", "marp")}}
     found = components.discover(project.root)

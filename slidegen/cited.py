@@ -108,7 +108,7 @@ def parse_cited(text: str, name: str = CITED_PATH) -> CitedNumbers:
         errors.append(Diagnostic(name, at[0], at[1], message))
 
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = _compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -129,6 +129,26 @@ def parse_cited(text: str, name: str = CITED_PATH) -> CitedNumbers:
 
 
 Report = Callable[[tuple[int, int], str], None]
+
+#: libyaml's parser when PyYAML was built with it (ten times faster, with the same nodes and marks).
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", None)
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """The document's node tree. A file libyaml rejects is composed again by PyYAML's own parser, whose
+    message (the one ``check`` shows) is the one it has always been."""
+    if _FAST_LOADER is not None:
+        try:
+            return yaml.compose(text, Loader=_FAST_LOADER)
+        except yaml.YAMLError:
+            pass
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
+def _value(node: yaml.ScalarNode) -> Any:
+    """The value of one scalar node, as ``yaml.safe_load`` of that node alone gives it (its tag was resolved
+    when the tree was composed)."""
+    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
 
 
 def _at(node: yaml.Node) -> tuple[int, int]:
@@ -190,7 +210,7 @@ def _number(node: yaml.Node, error: Report) -> CitedNumber | None:
             error(_at(value_node), f"'{k}' must be a single value")
             ok = False
         else:
-            values[k] = yaml.safe_load(yaml.serialize(value_node))
+            values[k] = _value(value_node)
     missing = [k for k in _REQUIRED if k not in values]
     if missing and ok:
         error(_at(node), f"cited number without {', '.join(repr(m) for m in missing)}")

@@ -13,8 +13,12 @@ parenthetical one turned around: ``Kaplan et al. (2020, sec. 2.1)``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import html
+import importlib.util
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -79,9 +83,11 @@ def locator_parts(locator: str) -> tuple[str, str] | None:
 class CitationStyle:
     """A CSL style over the works of a bibliography."""
 
-    def __init__(self, path: Path, entries: Mapping[str, Entry]) -> None:
+    def __init__(self, path: Path, entries: Mapping[str, Entry], cache_dir: Path | None = None) -> None:
         self.path = Path(path)
         self.entries = entries
+        self.cache_dir = cache_dir
+        """Where formatted citations are kept (:meth:`format`); ``None``: citeproc runs every time."""
         self._by_lower = {key.lower(): key for key in entries}
 
     @property
@@ -89,7 +95,39 @@ class CitationStyle:
         return _parsed(str(self.path), self.path.stat().st_mtime_ns)
 
     def format(self, clusters: Sequence[Cluster], extra: Sequence[str] = ()) -> Formatted:
-        """Format ``clusters`` in order; the references are the works they cite, and the ``extra`` keys."""
+        """Format ``clusters`` in order; the references are the works they cite, and the ``extra`` keys.
+
+        With a ``cache_dir``, what is formatted is kept there under the digest of everything it is made
+        from (the style file, the works cited as CSL data, the clusters with their locators, the extra
+        keys, citeproc-py and slidegen themselves): citeproc runs only when one of those changed.
+        """
+        if self.cache_dir is None:
+            return self._format(clusters, extra)
+        path = self.cache_dir / f"{self._cache_key(clusters, extra)}.json"
+        kept = _load_formatted(path)
+        if kept is not None:
+            return kept
+        formatted = self._format(clusters, extra)
+        _save_formatted(path, formatted)
+        return formatted
+
+    def _cache_key(self, clusters: Sequence[Cluster], extra: Sequence[str]) -> str:
+        from .manifest import package_digest
+
+        keys = list(dict.fromkeys([item[0] for c in clusters for item in c.items] + list(extra)))
+        payload = {
+            "format": CACHE_FORMAT,
+            "style": hashlib.sha256(self.path.read_bytes()).hexdigest(),
+            "works": [self.entries[k].csl for k in keys],
+            "named": [self._by_lower.get(k.lower()) for k in keys],  # how the references name them back
+            "clusters": [[list(c.items), c.in_text] for c in clusters],
+            "extra": list(extra),
+            "citeproc": _citeproc_stamp(),
+            "slidegen": package_digest(),
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+    def _format(self, clusters: Sequence[Cluster], extra: Sequence[str] = ()) -> Formatted:
         from citeproc import Citation, CitationItem, CitationStylesBibliography, formatter
         from citeproc.source import Locator
         from citeproc.source.json import CiteProcJSON
@@ -142,6 +180,36 @@ class CitationStyle:
             at = next((part.find(f", {y}") for y in years if f", {y}" in part), -1)
             out.append(f"{part[:at]} ({part[at + 2:]})" if at > 0 else part)
         return "; ".join(out)
+
+
+#: Bumped when what the citation cache keeps changes.
+CACHE_FORMAT = 1
+
+
+def _citeproc_stamp() -> str:
+    """Where citeproc-py is installed and when (a new version is a new file), without importing it."""
+    spec = importlib.util.find_spec("citeproc")
+    origin = spec.origin if spec is not None else None
+    if not origin:
+        return "none"
+    return f"{origin}:{Path(origin).stat().st_mtime_ns}"
+
+
+def _load_formatted(path: Path) -> Formatted | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Formatted(tuple(str(t) for t in data["texts"]),
+                         tuple(Reference(str(k), str(t), str(h)) for k, t, h in data["references"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save_formatted(path: Path, formatted: Formatted) -> None:
+    from .atomic import atomic_write
+
+    data = {"texts": list(formatted.texts), "references": [[r.key, r.text, r.html] for r in formatted.references]}
+    with contextlib.suppress(OSError):  # a read-only build folder: formatted again next time
+        atomic_write(path, json.dumps(data, ensure_ascii=False) + "\n")
 
 
 @functools.lru_cache(maxsize=8)

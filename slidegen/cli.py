@@ -77,6 +77,16 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
+class _Version(argparse._VersionAction):
+    """``--version``, whose version is looked up only when asked for (the look-up imports importlib.metadata
+    and scans site-packages: a third of the start-up of every other command)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        self.version = f"slidegen {version()}"
+        super().__call__(parser, namespace, values, option_string)
+
+
 class Parsers:
     """The top-level parser and each subcommand's, so an unknown flag is reported with its subcommand's usage."""
 
@@ -88,7 +98,7 @@ class Parsers:
             parents=[_common()],  # its own copy: set_defaults must not reach the subcommands' actions
         )
         self.top.set_defaults(quiet=False, verbose=False)
-        self.top.add_argument("--version", action="version", version=f"slidegen {version()}")
+        self.top.add_argument("--version", action=_Version)
         commands = self.top.add_subparsers(dest="command", required=True, metavar="COMMAND")
         self.sub: dict[str, argparse.ArgumentParser] = {}
 

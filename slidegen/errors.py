@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,20 @@ class UsageError(Exception):
 
 def display_path(path: str | Path) -> str:
     """``path`` relative to the working directory when it lies under it, else as given."""
+    try:
+        return _display_in(str(path), os.getcwd())
+    except OSError:  # a removed working directory
+        return _display_path(path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _display_in(path: str, cwd: str) -> str:
+    """:func:`display_path` from working directory ``cwd``, found once per path (writers name the same deck file
+    for every slide, and each answer costs two ``resolve`` calls)."""
+    return _display_path(path)
+
+
+def _display_path(path: str | Path) -> str:
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve()))

@@ -12,8 +12,8 @@ version and the runs' json files. When both files exist the figure is not drawn 
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import importlib.metadata
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -275,7 +275,11 @@ def _saved(fig: Any, fmt: str, **kwargs: Any) -> bytes:
     return buffer.getvalue()
 
 
+@functools.lru_cache(maxsize=8)
 def _version(name: str) -> str:
+    """An installed distribution's version, looked up once per process (each look-up scans site-packages)."""
+    import importlib.metadata  # here: a build that shows no figure does not import it
+
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:

@@ -212,6 +212,7 @@ class Todo:
                     outputs.pop(flavor, None)
             warnings = tuple((d.path, d.line, d.col, d.message) for d in deck.diagnostics if d.severity == "warning")
             self.records[key] = Record(source, deck.deps, _entry(entry), outputs, warnings)
+        self._remember_parsed({deck_key(deck.path) for deck in built})
         self._built = bool(built)
         if "html" not in self.formats:
             self._page = self.old.index
@@ -221,6 +222,21 @@ class Todo:
         if self.force or page != self.old.index or not (self.html_dir / "index.html").is_file():
             return page
         return None
+
+    def _remember_parsed(self, built: set[str]) -> None:
+        """Record the index entry of each deck parsed but not written, with the digest of the bytes it was
+        parsed from: a later build takes its entry from the manifest instead of parsing it again. Its
+        outputs stay as they were (their digests cover the old bytes, so they are still rebuilt when asked for)."""
+        for key, entry in self.entries.items():
+            source = self.plan.sources.get(key, "-")
+            if key in built or source == "-":
+                continue
+            previous = self.records.get(key)
+            if previous is None:
+                self.records[key] = Record(source, manifest.Deps(), _entry(entry))
+            elif previous.source != source or previous.entry != _entry(entry):
+                self.records[key] = Record(source, previous.deps, _entry(entry), dict(previous.outputs),
+                                           previous.warnings)
 
     def printed(self, flavor: str, written: Sequence[Path], problems: Sequence[Diagnostic]) -> None:
         """Record the PDF or PNG files printed; a deck whose printing failed keeps none (it is printed again)."""

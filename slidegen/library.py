@@ -28,6 +28,8 @@ class Library:
     cited: CitedNumbers = field(default_factory=CitedNumbers)
     styles: Mapping[str, Path] = field(default_factory=dict)
     """Style name (the file name without ``.csl``) -> its file."""
+    cache_dir: Path | None = None
+    """Where formatted citations are kept between builds (``None``: formatted every time)."""
 
     def style_name(self, headmatter: Mapping[str, Any]) -> str | None:
         """The style a deck asks for (``csl:``), else the project's only one; None when that is ambiguous or absent."""
@@ -37,17 +39,21 @@ class Library:
         return next(iter(self.styles)) if len(self.styles) == 1 else None
 
     def style(self, name: str) -> CitationStyle:
-        return CitationStyle(self.styles[name], self.bibliography.entries)
+        return CitationStyle(self.styles[name], self.bibliography.entries, self.cache_dir)
 
 
-def load_library(root: Path) -> Library:
-    """The citation data of the project at ``root`` (missing files: no works, no styles, no cited numbers)."""
+def load_library(root: Path, cache_dir: Path | None = None) -> Library:
+    """The citation data of the project at ``root`` (missing files: no works, no styles, no cited numbers).
+
+    ``cache_dir``: where formatted citations are kept between builds (:meth:`CitationStyle.format`).
+    """
     root = Path(root)
     styles = {p.stem: p for p in sorted((root / STYLES_DIR).glob("*.csl"))}
     return Library(
         read_bibliography(root / BIBLIOGRAPHY_PATH, BIBLIOGRAPHY_PATH),
         read_cited(root / CITED_PATH, CITED_PATH),
         styles,
+        cache_dir,
     )
 
 

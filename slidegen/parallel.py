@@ -8,12 +8,9 @@ is ready first, the workers still starting) from the back, until none is left.
 
 from __future__ import annotations
 
-import concurrent.futures as futures
 import math
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,6 +62,10 @@ def build_parallel(project: Project, paths: Sequence[Path], formats: dict[Path, 
                    settings: _Settings, bound: BoundDecks, jobs: int,
                    progress: Callable[[str, str], None] | None = None) -> list[DeckBuilt]:
     """Write ``paths`` with ``jobs`` processes (the main one and ``jobs - 1`` workers); results in ``paths`` order."""
+    import concurrent.futures as futures  # here: a serial build does not pay for multiprocessing's imports
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
     from .build import build_decks
     from .deck import DeckIndex
 
