@@ -298,3 +298,39 @@ def test_png_and_single_file_exports(built: Path, joined: Joined, tmp_path: Path
     with needs.browser() as browser:
         frames = _fragments(browser, alone, problems, web)
     assert len(frames) == len(shown.slides) and problems == []
+
+
+#: Slidev syntax that must never reach a slide as text (outside code, where an author shows it on purpose).
+SYNTAX = ("v-click", "v-after", "v-clicks", "v-mark", "::left::", "::right::", "::default::", "::bottom::", "[^",
+          "src:", "[click", "{{", "}}", "$$", "<<<", "{monaco}", "{lines:", "layout:", "hideInToc", "<style",
+          "<v-", "</", "-->", "<!--")
+
+_SHOWN_TEXT = """() => Array.from(document.querySelectorAll('.reveal .slides section')).map(s => {
+    const c = s.cloneNode(true);
+    c.querySelectorAll('pre, code, script, style, aside.notes, .katex-mathml').forEach(e => e.remove());
+    return c.textContent; })"""
+
+
+@pytest.mark.browser
+def test_no_slidev_syntax_is_printed_on_a_slide(built: Path):
+    with needs.browser() as browser:
+        page = browser.new_page()
+        page.goto((built / "build" / "html" / "all.html").as_uri())
+        page.wait_for_function("window.Reveal && Reveal.isReady()")
+        html_texts = page.evaluate(_SHOWN_TEXT)
+    assert len(html_texts) > 40
+    leaks = [(i + 1, token) for i, text in enumerate(html_texts) for token in SYNTAX if token in text]
+    assert leaks == []
+    prs = Presentation(str(built / "build" / "pptx" / "all.pptx"))
+    pptx_leaks = []
+    for number, slide in enumerate(prs.slides, start=1):
+        for shape in slide.shapes:
+            if not shape.has_text_frame:
+                continue
+            for para in shape.text_frame.paragraphs:
+                if any(r.font.name and "Mono" in r.font.name for r in para.runs):
+                    continue  # a code line
+                pptx_leaks += [(number, token) for token in SYNTAX if token in para.text]
+        notes = slide.notes_slide.notes_text_frame.text if slide.has_notes_slide else ""
+        pptx_leaks += [(number, f"notes {token}") for token in ("[click", "<!--", "-->") if token in notes]
+    assert pptx_leaks == []
