@@ -13,7 +13,9 @@ import struct
 from pathlib import Path
 
 import pytest
+from lxml import etree
 from pptx import Presentation
+from pptx.opc.constants import RELATIONSHIP_TYPE as RT
 from pptx.util import Emu
 
 from slidegen import background, html, imports, settings, theme
@@ -489,6 +491,10 @@ def test_pptx_names_the_decks_fonts_on_every_run(tmp_path: Path, monkeypatch: py
     assert set(faces) == {"Carlito", "Liberation Mono"}, faces  # the theme's Calibri and DejaVu Sans Mono: none
     assert "inline code" in faces["Liberation Mono"] and "Imported fact" in faces["Carlito"]
     assert any("x" in t for t in faces["Liberation Mono"])
+    # text an author adds later in PowerPoint takes the theme's fonts: the deck's sans, for headings and body
+    theme_xml = prs.slide_master.part.part_related_by(RT.THEME).blob
+    latin = etree.fromstring(theme_xml).findall(".//a:fontScheme/*/a:latin", {"a": A[1:-1]})
+    assert [f.get("typeface") for f in latin] == ["Carlito", "Carlito"]
 
 
 def test_pptx_and_png_at_four_to_three(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -35,7 +35,7 @@ def write_deck(deck: Deck, path: Path, media: Mapping[str, Path],
     from slidegen.pptx.cache import MathCache
 
     model, warnings = layout.build(deck, image_sizes(media), MathCache(cache_dir), animate=animate)
-    atomic_write(path, render.save(render.render(model, media)))
+    atomic_write(path, render.save(render.render(model, media), theme_sans=model.sans))
     return warnings
 
 

@@ -124,7 +124,7 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
         slides.append(look.typefaces(faces, replace(model, notes_footer=notes_footer(slide))))
         warnings += slide_warnings
     author = str(deck.headmatter.get("author", "") or "")
-    return PresentationModel(width, HEIGHT, deck.title, author, tuple(slides)), warnings
+    return PresentationModel(width, HEIGHT, deck.title, author, tuple(slides), faces.pptx_sans or ""), warnings
 
 
 def notes_footer(slide: d.Slide) -> tuple[str, ...]:

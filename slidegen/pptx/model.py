@@ -194,3 +194,6 @@ class PresentationModel:
     title: str
     author: str
     slides: tuple[SlideModel, ...]
+    sans: str = ""
+    """The theme's heading and body typeface (``fonts.sans``), for text an author adds in PowerPoint;
+    ``""`` keeps the template's."""

@@ -215,8 +215,10 @@ class _Notes:
         slide.part.relate_to(part, RT.NOTES_SLIDE)
 
 
-def save(prs: PresentationType) -> bytes:
+def save(prs: PresentationType, theme_sans: str = "") -> bytes:
     """The .pptx file of ``prs``: the items ``prs.save`` writes, in the same order, with the same bytes.
+
+    ``theme_sans`` (when given) becomes the theme's heading and body typeface (:func:`theme_fonts`).
 
     python-pptx makes every relationship and content-type entry an lxml element, and finds
     each relative target with ``posixpath.relpath``, before writing it: about a third of its
@@ -239,10 +241,24 @@ def save(prs: PresentationType) -> bytes:
         # python-pptx keeps the package's own relationships private
         _write(archive, PACKAGE_URI.rels_uri.membername, _rels_item(package._rels, PACKAGE_URI))
         for part in parts:
-            _write(archive, part.partname.membername, part.blob)
+            blob = part.blob
+            if theme_sans and part.content_type == CT.OFC_THEME:
+                blob = theme_fonts(blob, theme_sans)
+            _write(archive, part.partname.membername, blob)
             if len(part.rels):
                 _write(archive, part.partname.rels_uri.membername, _rels_item(part.rels, part.partname.baseURI))
     return buffer.getvalue()
+
+
+def theme_fonts(xml: bytes, face: str) -> bytes:
+    """A theme part with ``face`` as its major (headings) and minor (body) latin typeface."""
+    from lxml import etree  # type: ignore[import-untyped]
+
+    root = etree.fromstring(xml)
+    a = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+    for latin in root.iterfind(f".//{a}fontScheme/*/{a}latin"):
+        latin.set("typeface", face)
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True))
 
 
 #: Every item's time stamp: a fixed one, so the same deck gives the same bytes at any time (zip's epoch).
