@@ -295,3 +295,75 @@ def test_adding_a_slide_reloads_the_page_at_the_same_slide(preview: Preview, pro
         assert page.evaluate("Reveal.getIndices().h") == 2
         assert page.evaluate("Reveal.getTotalSlides()") == 4
         assert "Third slide" in page.evaluate("Reveal.getCurrentSlide().innerText")
+
+
+RICH = """\
+---
+title: Rich deck
+---
+
+# Kept slide
+
+Kept $k^2$.
+
+---
+
+# Rich slide
+
+Text before.
+
+```mermaid
+graph LR
+  A --> B
+```
+
+<x-double n="21" alt="twice 21"></x-double>
+
+```python {2|3}
+a = 1
+b = 2
+c = 3
+```
+"""
+
+DOUBLE = """customElements.define("x-double", class extends HTMLElement {
+  static get observedAttributes() { return ["n"]; }
+  connectedCallback() { this.render(); }
+  attributeChangedCallback() { this.render(); }
+  render() { this.textContent = "twice: " + 2 * Number(this.getAttribute("n")); }
+});
+"""
+
+
+@pytest.mark.browser
+def test_diagrams_components_and_code_steps_run_again_on_the_patched_slide_only(preview: Preview,
+                                                                               project: Project) -> None:
+    (project.root / "components").mkdir()
+    (project.root / "components" / "x-double.js").write_text(DOUBLE, encoding="utf-8")
+    deck = project.decks_dir / "04-rich.md"
+    deck.write_text(RICH, encoding="utf-8")
+    assert preview.rebuild([deck]) == ["04-rich.html", "index.html"]
+    with needs.browser() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        problems: list[str] = []
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(preview.url + "04-rich.html#/1")
+        page.wait_for_function("window.Reveal && Reveal.isReady() && window.__slidegenLive === true"
+                               " && document.querySelector('.mermaid-diagram.drawn svg')")
+        page.evaluate("Reveal.configure({transition: 'none'}); Reveal.next()")  # code step 2: line 3 lit
+        assert page.evaluate("Reveal.getIndices().f") == 0
+        page.evaluate("document.querySelector('.reveal .slides > section .katex').__kept = true")
+        deadline = time.monotonic() + 10
+        while preview.hub.listeners < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        deck.write_text(RICH.replace("Text before.", "Text after.").replace('n="21"', 'n="5"'), encoding="utf-8")
+        page.wait_for_function("window.__slidegenPatches === 1", timeout=8000)
+        slide = "Reveal.getCurrentSlide()"
+        assert "Text after." in page.evaluate(f"{slide}.innerText")
+        assert page.evaluate(f"{slide}.querySelectorAll('.mermaid-diagram.drawn svg').length") == 1
+        assert page.evaluate(f"{slide}.querySelector('x-double').textContent") == "twice: 10"
+        assert page.evaluate(f"Array.from({slide}.querySelectorAll('.code .line.hl'))"
+                             ".map(l => l.getAttribute('data-line'))") == ["3"]
+        assert page.evaluate("Reveal.getIndices()") == {"h": 1, "v": 0, "f": 0}
+        assert page.evaluate("document.querySelector('.reveal .slides > section .katex').__kept") is True
+        assert not problems
