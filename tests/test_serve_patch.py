@@ -367,3 +367,21 @@ def test_diagrams_components_and_code_steps_run_again_on_the_patched_slide_only(
         assert page.evaluate("Reveal.getIndices()") == {"h": 1, "v": 0, "f": 0}
         assert page.evaluate("document.querySelector('.reveal .slides > section .katex').__kept") is True
         assert not problems
+
+
+def test_a_components_script_or_a_save_that_changes_no_slide_reloads(preview: Preview, project: Project) -> None:
+    folder = project.root / "components"
+    folder.mkdir()
+    (folder / "x-double.js").write_text(DOUBLE, encoding="utf-8")
+    deck = project.decks_dir / "04-rich.md"
+    deck.write_text(RICH.replace("```mermaid\ngraph LR\n  A --> B\n```\n", ""), encoding="utf-8")
+    preview.rebuild([deck])
+    events = Events(preview.port)
+    try:
+        (folder / "x-double.js").write_text(DOUBLE.replace("twice: ", "double: "), encoding="utf-8")
+        got = events.until_reload()
+        assert [name for name, _ in got] == ["reload"]  # the page's bytes are the same: only a reload shows it
+        assert "04-rich.html" in got[-1][1]["pages"] and got[-1][1]["patched"] == []
+        assert preview.decks_touched([folder / "x-double.js"]) == [deck.resolve()]
+    finally:
+        events.close()

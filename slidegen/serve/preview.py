@@ -227,20 +227,24 @@ class Preview:
             self._seen = now
         if not changed:
             return []
-        return self.rebuild(self.decks_touched(changed))
+        return self.changed(changed)
 
     def changed(self, files: set[Path]) -> list[str]:
         """Rebuild what a change to ``files`` (reported by events) touches. Returns the pages rebuilt."""
-        return self.rebuild(self.decks_touched(files), _since_saved(files))
+        components = (self.project.root / "components").resolve()
+        scripts = any(path.resolve().is_relative_to(components) for path in files)
+        return self.rebuild(self.decks_touched(files), _since_saved(files), patch=not scripts)
 
-    def rebuild(self, decks: list[Path] | None, seen: float | None = None) -> list[str]:
+    def rebuild(self, decks: list[Path] | None, seen: float | None = None, patch: bool = True) -> list[str]:
         """Rebuild ``decks`` (``None``: all) and the index, then tell the open pages: a ``patch`` event
         for each page of which only some slides changed (:mod:`.patch`), then a ``reload`` event naming
         every page rebuilt and which of them were patched (those do not reload).
 
         Only the HTML is built, and of it only what changed (the manifest of the temporary
         folder remembers every other deck). ``seen``: seconds from the save to its notice, for the
-        log and :attr:`last`. Returns the names of the pages rebuilt (``01-x.html``, ``index.html``).
+        log and :attr:`last`. ``patch=False``: every page rebuilt reloads (a component's script or style
+        changed: the page's bytes may not). Returns the names of the pages rebuilt (``01-x.html``,
+        ``index.html``).
         """
         from slidegen import html
         from slidegen.build import build, project_index
@@ -298,9 +302,9 @@ class Preview:
                         print(line, file=self.log)
                 else:
                     self.errors.pop(path.resolve(), None)
-                    patch = self._remember(name)
-                    if patch is not None:
-                        patches[name] = patch
+                    slides = self._remember(name)
+                    if slides is not None and patch:
+                        patches[name] = slides
             if targets and not pages:
                 return []  # nothing changed (a save of the same bytes, a file no deck uses): nothing to reload
             pages.append("index.html")
@@ -315,14 +319,15 @@ class Preview:
                 note += f"; {count} slide{'s' * (count != 1)} patched in place"
             after = f" ({seen:.3f} s after the save)" if seen is not None else ""
             print(f"built {names} in {done - start:.2f} s{after}{note}", file=self.log)
-        for name, patch in patches.items():
-            self.hub.publish("patch", {"page": name, "total": patch.total, "slides": patch.slides})
+        for name, slides in patches.items():
+            self.hub.publish("patch", {"page": name, "total": slides.total, "slides": slides.slides})
         self.hub.publish("reload", {"pages": pages, "patched": sorted(patches)})
         return pages
 
     def _remember(self, name: str) -> Patch | None:
         """Keep the page ``name`` as just written; the slides patch that turns the page the browsers have
-        into it, or ``None`` when they must reload (or have nothing of it yet)."""
+        into it, or ``None`` when they must reload: they have nothing of it yet, more than slides
+        changed, or nothing in it did (what changed is outside the page: a component's script)."""
         try:
             text = (self.html_dir / name).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -330,7 +335,8 @@ class Preview:
             return None
         old = self._pages.get(name)
         self._pages[name] = text
-        return slide_patch(old, text) if old is not None else None
+        found = slide_patch(old, text) if old is not None else None
+        return found if found is not None and found.slides else None
 
 
 def _since_saved(files: Iterable[Path]) -> float | None:
