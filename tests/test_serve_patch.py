@@ -169,6 +169,8 @@ def test_pages_that_are_not_deck_pages_reload() -> None:
     patch = slide_patch(deck, nested)
     assert patch == Patch(1, ((0, "\n<section><p>b</p></section>\n"),))
     assert slide_patch(deck, deck.replace("</section>\n</div>", "</div>")) is None  # unbalanced
+    scripted = deck.replace("<p>a</p>", "<p>b</p><SCRIPT>window.x = 1</SCRIPT>")  # runs only on a load
+    assert slide_patch(deck, scripted) is None
 
 
 # --------------------------------------------------------------------------- what serve sends

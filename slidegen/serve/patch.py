@@ -5,8 +5,8 @@ A deck page (``templates/deck.html.j2``) is a head, one top-level ``<section>`` 
 and after a rebuild: when the head, the tail, the number of slides and every slide's opening tag
 (id, classes, background, transition, style) are the same, the patch is the new inner HTML of each
 slide that differs, cut from the writer's own bytes (never rendered again anywhere else). Anything
-else (a slide added or removed, the headmatter, the deck's style block, a new component script) is
-``None``: the page reloads.
+else (a slide added or removed, the headmatter, the deck's style block, a new component script, a
+changed slide holding a ``<script>`` of its own) is ``None``: the page reloads.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 _SLIDES_START = '<div class="slides">\n'
 _SECTION_TAG = re.compile(r"<(/?)section\b[^>]*>", re.IGNORECASE)
+_SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -86,4 +87,6 @@ def slide_patch(old: str, new: str) -> Patch | None:
         return None
     changed = tuple((i, a.inner) for i, (b, a) in enumerate(zip(before.slides, after.slides, strict=True))
                     if b.inner != a.inner)
+    if any(_SCRIPT.search(inner) for _, inner in changed):
+        return None  # a script the author wrote on a slide runs when the page loads, not when HTML is inserted
     return Patch(len(after.slides), changed)
