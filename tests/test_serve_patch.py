@@ -230,6 +230,9 @@ def test_the_decks_a_file_touches_come_from_the_manifest(preview: Preview, proje
     assert preview.decks_touched([decks / "03-plain.md"]) == [decks / "03-plain.md"]
     assert preview.decks_touched([project.root / "results" / "results.md"]) is None  # any deck may cite a row
     assert preview.decks_touched([decks / "parts" / "unused.md"]) is None  # the manifest decides
+    assert preview.decks_touched([project.root / "model" / "snippet.py"]) is None  # figure code too
+    assert preview.decks_touched([decks / "parts" / "part.md", decks / "03-plain.md"]) == \
+        sorted([(decks / "02-importer.md").resolve(), decks / "03-plain.md"])
 
 
 # --------------------------------------------------------------------------- in Chromium
@@ -387,3 +390,40 @@ def test_a_components_script_or_a_save_that_changes_no_slide_reloads(preview: Pr
         assert preview.decks_touched([folder / "x-double.js"]) == [deck.resolve()]
     finally:
         events.close()
+
+
+def test_a_results_row_or_a_snippet_saved_rebuilds_exactly_the_decks_using_it(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen through file-system events (polling once an hour); the manifest knows who cites and who shows what."""
+    from slidegen.results import Result, Results
+
+    def results(value: float) -> None:
+        Results([Result("ch01.loss", value, digits=3, what="a loss", source="run ch01.default 0123456789ab"),
+                 Result("ch01.acc", 0.5, digits=2, what="an accuracy", source="run ch01.default 0123456789ab")]
+                ).write(tmp_path / "results" / "results.md")
+
+    (tmp_path / "decks").mkdir()
+    (tmp_path / "results").mkdir()
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "snippet.py").write_text("x = 1\ny = 2\n", encoding="utf-8")
+    results(2.5)
+    decks = tmp_path / "decks"
+    (decks / "01-cites.md").write_text("# Cites\n\nLoss {{ ch01.loss }}.\n", encoding="utf-8")
+    (decks / "02-shows.md").write_text("# Shows\n\n<<< @/model/snippet.py\n", encoding="utf-8")
+    (decks / "03-other.md").write_text("# Other\n\nAccuracy {{ ch01.acc }}.\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with Preview(Project(tmp_path), port=0, log=open(os.devnull, "w"), interval=3600) as running:
+        running.watch_in_background()
+        assert running.watching.wait(10) and running.watcher == "events"
+        events = Events(running.port)
+        try:
+            results(3.5)
+            got = events.until_reload()
+            assert got[-1][1]["pages"] == ["01-cites.html", "index.html"]
+            assert "3.50" in (running.html_dir / "01-cites.html").read_text(encoding="utf-8")
+            (tmp_path / "model" / "snippet.py").write_text("x = 1\ny = 3\n", encoding="utf-8")
+            got = events.until_reload()
+            assert got[-1][1]["pages"] == ["02-shows.html", "index.html"]
+            assert [data["page"] for name, data in got if name == "patch"] == ["02-shows.html"]
+        finally:
+            events.close()

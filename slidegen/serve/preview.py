@@ -197,25 +197,30 @@ class Preview:
     def decks_touched(self, changed: Iterable[Path]) -> list[Path] | None:
         """The decks a change touches, or ``None`` for every deck (the build's manifest then decides).
 
-        A deck file is itself; a file the manifest's records list among a deck's inputs (a part a deck
-        imports with ``src:``, a snippet, a picture, a run record) touches the decks listing it; a
-        component's script or style the decks using that tag. Anything else (results.md, figure code,
-        a file no deck has used yet) may touch any deck.
+        A deck file is itself; another Markdown file (a part a deck imports with ``src:``) touches
+        the decks whose manifest records list it among their inputs; a component's script or style
+        the decks using its tag. Anything else (results.md, a run record, figure code, a snippet, a
+        picture, a file no deck has used yet) goes through the manifest for every deck: what it
+        changes may reach decks that never named it (a figure drawn by code a snippet shows).
         """
         decks: set[Path] = set()
         decks_dir = self.project.decks_dir.resolve()
         records = manifest.load(self.out).decks if self._tmp is not None else {}
         components = (self.project.root / "components").resolve()
+        results = self.project.results_path.resolve()
         for path in changed:
-            if path.suffix == ".md" and path.parent.resolve() == decks_dir:
+            place = path.resolve()
+            if path.suffix == ".md" and place.parent == decks_dir:
                 decks.add(path)
                 continue
-            name = str(path.resolve())
-            users = [key for key, record in records.items() if name in record.deps.files]
-            if not users and path.parent.resolve() == components and path.suffix in (".js", ".css"):
-                users = [key for key, record in records.items() if path.stem in record.deps.components]
+            users: list[str] = []
+            if path.suffix == ".md" and place != results:
+                users = [key for key, record in records.items() if str(place) in record.deps.files]
+            elif place.parent == components and path.suffix in (".js", ".css"):
+                users = [key for key, record in records.items() if path.stem in record.deps.components
+                         or str(place) in record.deps.files]
             if not users:
-                return None  # results, figure code, a file no deck used yet: any deck may show it
+                return None
             decks.update(Path(key) for key in users)
         return sorted(decks)
 
