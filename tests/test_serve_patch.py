@@ -347,7 +347,8 @@ def test_diagrams_components_and_code_steps_run_again_on_the_patched_slide_only(
     (project.root / "components" / "x-double.js").write_text(DOUBLE, encoding="utf-8")
     deck = project.decks_dir / "04-rich.md"
     deck.write_text(RICH, encoding="utf-8")
-    assert preview.rebuild([deck]) == ["04-rich.html", "index.html"]
+    preview.rebuild([deck])  # built now (or by the watcher just before: either way on disk when this returns)
+    assert (preview.html_dir / "04-rich.html").is_file()
     with needs.browser() as browser:
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         problems: list[str] = []
@@ -427,3 +428,23 @@ def test_a_results_row_or_a_snippet_saved_rebuilds_exactly_the_decks_using_it(tm
             assert [data["page"] for name, data in got if name == "patch"] == ["02-shows.html"]
         finally:
             events.close()
+
+
+def test_a_save_parses_only_the_saved_deck(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other decks' state (their index entries, what they depend on) is the manifest's: not parsed again."""
+    from slidegen import parse
+
+    parsed: list[str] = []
+    real = parse.parse_text
+
+    def counting(text: str, path: Path) -> object:
+        parsed.append(Path(path).name)
+        return real(text, path)
+
+    with Preview(project, port=0, log=open(os.devnull, "w")) as running:  # not watching: rebuilds called here
+        monkeypatch.setattr(parse, "parse_text", counting)
+        deck = project.decks_dir / "03-plain.md"
+        assert running.rebuild([deck]) == []  # unchanged: nothing parsed or sent
+        deck.write_text(PLAIN.replace("No imports", "Still none"), encoding="utf-8")
+        assert running.changed({deck}) == ["03-plain.html", "index.html"]
+        assert parsed == ["03-plain.md"]
