@@ -233,6 +233,8 @@ def test_the_decks_a_file_touches_come_from_the_manifest(preview: Preview, proje
     assert preview.decks_touched([project.root / "model" / "snippet.py"]) is None  # figure code too
     assert preview.decks_touched([decks / "parts" / "part.md", decks / "03-plain.md"]) == \
         sorted([(decks / "02-importer.md").resolve(), decks / "03-plain.md"])
+    assert preview.decks_touched([decks / "parts" / "part.md", decks / "02-importer.md"]) == \
+        [(decks / "02-importer.md").resolve()]  # once, however it is named
 
 
 # --------------------------------------------------------------------------- in Chromium

@@ -203,7 +203,7 @@ class Preview:
         picture, a file no deck has used yet) goes through the manifest for every deck: what it
         changes may reach decks that never named it (a figure drawn by code a snippet shows).
         """
-        decks: set[Path] = set()
+        decks: dict[Path, Path] = {}  # each deck once, by its resolved path
         decks_dir = self.project.decks_dir.resolve()
         records = manifest.load(self.out).decks if self._tmp is not None else {}
         components = (self.project.root / "components").resolve()
@@ -211,7 +211,7 @@ class Preview:
         for path in changed:
             place = path.resolve()
             if path.suffix == ".md" and place.parent == decks_dir:
-                decks.add(path)
+                decks.setdefault(place, path)
                 continue
             users: list[str] = []
             if path.suffix == ".md" and place != results:
@@ -221,8 +221,9 @@ class Preview:
                          or str(place) in record.deps.files]
             if not users:
                 return None
-            decks.update(Path(key) for key in users)
-        return sorted(decks)
+            for key in users:
+                decks.setdefault(Path(key), Path(key))
+        return sorted(decks.values())
 
     def poll(self) -> list[str]:
         """Look for changes once; rebuild what they touch. Returns the pages rebuilt."""

@@ -45,7 +45,9 @@
 
   function apply(data) {
     var slides = document.querySelectorAll(".reveal .slides > section");
-    if (!window.Reveal || !Reveal.isReady() || slides.length !== data.total) {
+    var laidOut = window.Reveal && Reveal.isReady() && !(Reveal.isPrintView && Reveal.isPrintView())
+      && !(Reveal.isScrollView && Reveal.isScrollView());  // print and scroll views: reveal.js's own layout
+    if (!laidOut || slides.length !== data.total) {
       location.reload();
       return Promise.resolve();
     }
