@@ -152,15 +152,20 @@ class Preview:
 
     def _watch_events(self) -> None:
         self.watcher = "events"
+        again = False
         while not self._stop.is_set():
             for changed in event_changes(self.watched(), self._stop):
                 if not self.watching.is_set():
                     self.watching.set()
                     self.poll()  # what was saved since the first build, this batch included
+                elif again:
+                    # a watched folder appeared and the new watch is live (its first batch): whatever was
+                    # saved meanwhile, in that folder or elsewhere, goes through the manifest
+                    again = False
+                    self.rebuild(None)
                 elif changed:
                     self.changed(changed)
-            if not self._stop.is_set():
-                self.rebuild(None)  # a watched folder appeared: it may hold anything
+            again = True
 
     def close(self) -> None:
         """Stop watching and serving, end the event streams, remove the temporary folder."""
