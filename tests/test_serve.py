@@ -255,7 +255,8 @@ def test_ctrl_c_stops_cleanly(project: Project) -> None:
 
 @pytest.mark.browser
 def test_the_open_page_reloads_at_the_same_slide(preview: Preview, project: Project) -> None:
-    """In Chromium: the injected script hears the reload and reveal.js comes back on slide 2."""
+    """In Chromium: the injected script hears the reload and reveal.js comes back on slide 2 (a slide is
+    added too: a text-only edit is patched in place instead, tests/test_serve_patch.py)."""
     chromium = needs.chromium()
     from playwright.sync_api import sync_playwright
 
@@ -270,7 +271,8 @@ def test_the_open_page_reloads_at_the_same_slide(preview: Preview, project: Proj
                 time.sleep(0.05)  # the page's EventSource is connected
             page.evaluate("window.__beforeReload = true")
             deck = project.decks_dir / "01-served.md"
-            deck.write_text(DECK.replace("Original text.", "Seen after the reload."), encoding="utf-8")
+            deck.write_text(DECK.replace("Original text.", "Seen after the reload.") + "\n---\n\n# Added\n",
+                            encoding="utf-8")
             page.wait_for_function("window.__beforeReload === undefined && window.Reveal && Reveal.isReady()",
                                    timeout=8000)
             assert page.evaluate("Reveal.getIndices().h") == 1

@@ -9,13 +9,19 @@ One job per module:
   watched through file-system events (watchfiles); where those cannot be had, polled every
   :data:`POLL_SECONDS` (mtimes, sizes and inodes: stdlib only).
 - :mod:`.preview`: the HTML is built into a temporary folder (``build/`` is left alone), with the
-  incremental build's manifest there: a changed deck file rebuilds that deck's HTML; anything
-  else (results.md, run data, figure code, pictures, components) rebuilds the decks whose
-  inputs it changed. Pages are told to reload only when something was rebuilt.
-- :mod:`.handler` and :mod:`.events`: served HTML pages get a few lines of script
-  (:data:`LIVE_SCRIPT`, added by the server to its responses, never written into the build) that
-  listen on the Server-Sent Events endpoint ``/__events``; a ``reload`` event naming the page
-  reloads it, and reveal.js's ``hash: true`` brings back the same slide.
+  incremental build's manifest there: a changed deck file rebuilds that deck's HTML, a file the
+  manifest lists among decks' inputs (a part imported with ``src:``, a snippet, a picture) or a
+  component those decks; anything else (results.md, figure code) goes through the manifest for
+  every deck, which rebuilds the decks whose inputs it changed. Only the saved deck is parsed:
+  the other decks' index entries are the manifest's. Pages are told only when something was rebuilt.
+- :mod:`.patch`: the preview keeps each page as last written and compares the rebuilt one with it;
+  when only some slides' contents changed, their new HTML is sent in a ``patch`` event.
+- :mod:`.handler` and :mod:`.events`: served HTML pages get a script (:data:`LIVE_SCRIPT`,
+  ``templates/live.js``, added by the server to its responses, never written into the build)
+  that listens on the Server-Sent Events endpoint ``/__events``: a ``patch`` event replaces those
+  slides in place (slide, click and speaker view kept; KaTeX, Mermaid, code steps and components
+  run again on them); a ``reload`` event naming the page reloads it, unless it was just patched,
+  and reveal.js's ``hash: true`` brings back the same slide.
 - :mod:`.errorpage`: a deck with an error is not fatal: its page becomes an error page
   (``file:line:col``, the message, HTML-escaped; ``templates/error.html.j2``) that reloads like
   the others once the file is fixed.

@@ -1,4 +1,4 @@
-"""Server-Sent Events fanned out to every open page: the rebuilds tell the browsers to reload."""
+"""Server-Sent Events fanned out to every open page: the rebuilds tell the browsers to patch slides or reload."""
 
 from __future__ import annotations
 

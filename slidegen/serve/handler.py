@@ -24,22 +24,10 @@ EVENTS_PATH = "/__events"
 #: Seconds between keep-alive comments on an idle event stream.
 KEEPALIVE_SECONDS = 15.0
 
-#: Added before ``</body>`` of every HTML page the server sends.
-LIVE_SCRIPT = """<script>
-/* slidegen serve: reload this page when it is rebuilt (reveal.js keeps the slide in the URL). */
-(function () {
-  if (window.__slidegenLive || !window.EventSource) return;
-  window.__slidegenLive = true;
-  var page = decodeURIComponent(location.pathname.split("/").pop()) || "index.html";
-  var events = new EventSource("/__events");
-  events.addEventListener("reload", function (event) {
-    var pages = [];
-    try { pages = JSON.parse(event.data).pages || []; } catch (e) {}
-    if (!pages.length || pages.indexOf(page) >= 0) location.reload();
-  });
-})();
-</script>
-"""
+#: The script added before ``</body>`` of every HTML page the server sends (``templates/live.js``): it
+#: listens on :data:`EVENTS_PATH`, patches slides in place on a ``patch`` event and reloads on ``reload``.
+LIVE_SCRIPT = "<script>\n" + (Path(__file__).resolve().parents[1] / "templates" / "live.js").read_text(
+    encoding="utf-8") + "</script>\n"
 
 
 def inject_live_script(page: bytes) -> bytes:

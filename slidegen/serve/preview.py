@@ -12,6 +12,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -23,7 +24,18 @@ from slidegen.serve.address import DEFAULT_HOST, DEFAULT_PORT, browser_url, chec
 from slidegen.serve.errorpage import error_page
 from slidegen.serve.events import EventHub
 from slidegen.serve.handler import Server
+from slidegen.serve.patch import Patch, slide_patch
 from slidegen.serve.watch import POLL_SECONDS, Stamp, changed_files, event_changes, events_available, snapshot
+
+
+@dataclass(frozen=True)
+class Stages:
+    """Seconds spent by one rebuild: from the save to its notice (``None``: not known), building
+    (parse, bind, write), and comparing the pages to cut the patches."""
+
+    seen: float | None
+    build: float
+    compare: float
 
 
 class Preview:
@@ -63,6 +75,10 @@ class Preview:
         """How saves are noticed once :meth:`watch` runs: ``"events"`` or ``"polling"``."""
         self.watching = threading.Event()
         """Set once saves are being watched."""
+        self._pages: dict[str, str] = {}
+        """Each deck page as last written (what the open browsers show), to patch from."""
+        self.last: Stages | None = None
+        """How long the last rebuild's stages took."""
 
     # ------------------------------------------------------------------ life cycle
 
@@ -136,15 +152,20 @@ class Preview:
 
     def _watch_events(self) -> None:
         self.watcher = "events"
+        again = False
         while not self._stop.is_set():
             for changed in event_changes(self.watched(), self._stop):
                 if not self.watching.is_set():
                     self.watching.set()
                     self.poll()  # what was saved since the first build, this batch included
+                elif again:
+                    # a watched folder appeared and the new watch is live (its first batch): whatever was
+                    # saved meanwhile, in that folder or elsewhere, goes through the manifest
+                    again = False
+                    self.rebuild(None)
                 elif changed:
                     self.changed(changed)
-            if not self._stop.is_set():
-                self.rebuild(None)  # a watched folder appeared: it may hold anything
+            again = True
 
     def close(self) -> None:
         """Stop watching and serving, end the event streams, remove the temporary folder."""
@@ -179,15 +200,35 @@ class Preview:
                 root / "components", *code]
 
     def decks_touched(self, changed: Iterable[Path]) -> list[Path] | None:
-        """The decks a change touches: a deck file itself, or ``None`` for every deck."""
-        decks: list[Path] = []
+        """The decks a change touches, or ``None`` for every deck (the build's manifest then decides).
+
+        A deck file is itself; another Markdown file (a part a deck imports with ``src:``) touches
+        the decks whose manifest records list it among their inputs; a component's script or style
+        the decks using its tag. Anything else (results.md, a run record, figure code, a snippet, a
+        picture, a file no deck has used yet) goes through the manifest for every deck: what it
+        changes may reach decks that never named it (a figure drawn by code a snippet shows).
+        """
+        decks: dict[Path, Path] = {}  # each deck once, by its resolved path
         decks_dir = self.project.decks_dir.resolve()
+        records = manifest.load(self.out).decks if self._tmp is not None else {}
+        components = (self.project.root / "components").resolve()
+        results = self.project.results_path.resolve()
         for path in changed:
-            if path.suffix == ".md" and path.parent.resolve() == decks_dir:
-                decks.append(path)
-            else:
-                return None  # results, run data, figure code, pictures: any deck may show them
-        return sorted(set(decks))
+            place = path.resolve()
+            if path.suffix == ".md" and place.parent == decks_dir:
+                decks.setdefault(place, path)
+                continue
+            users: list[str] = []
+            if path.suffix == ".md" and place != results:
+                users = [key for key, record in records.items() if str(place) in record.deps.files]
+            elif place.parent == components and path.suffix in (".js", ".css"):
+                users = [key for key, record in records.items() if path.stem in record.deps.components
+                         or str(place) in record.deps.files]
+            if not users:
+                return None
+            for key in users:
+                decks.setdefault(Path(key), Path(key))
+        return sorted(decks.values())
 
     def poll(self) -> list[str]:
         """Look for changes once; rebuild what they touch. Returns the pages rebuilt."""
@@ -197,17 +238,23 @@ class Preview:
             self._seen = now
         if not changed:
             return []
-        return self.rebuild(self.decks_touched(changed))
+        return self.changed(changed)
 
     def changed(self, files: set[Path]) -> list[str]:
         """Rebuild what a change to ``files`` (reported by events) touches. Returns the pages rebuilt."""
-        return self.rebuild(self.decks_touched(files))
+        components = (self.project.root / "components").resolve()
+        scripts = any(path.resolve().is_relative_to(components) for path in files)
+        return self.rebuild(self.decks_touched(files), _since_saved(files), patch=not scripts)
 
-    def rebuild(self, decks: list[Path] | None) -> list[str]:
-        """Rebuild ``decks`` (``None``: all) and the index, then tell the open pages.
+    def rebuild(self, decks: list[Path] | None, seen: float | None = None, patch: bool = True) -> list[str]:
+        """Rebuild ``decks`` (``None``: all) and the index, then tell the open pages: a ``patch`` event
+        for each page of which only some slides changed (:mod:`.patch`), then a ``reload`` event naming
+        every page rebuilt and which of them were patched (those do not reload).
 
         Only the HTML is built, and of it only what changed (the manifest of the temporary
-        folder remembers every other deck). Returns the names of the pages rebuilt (``01-x.html``,
+        folder remembers every other deck). ``seen``: seconds from the save to its notice, for the
+        log and :attr:`last`. ``patch=False``: every page rebuilt reloads (a component's script or style
+        changed: the page's bytes may not). Returns the names of the pages rebuilt (``01-x.html``,
         ``index.html``).
         """
         from slidegen import html
@@ -253,26 +300,65 @@ class Preview:
                             for path in present}
             if failures:
                 manifest.forget(self.out, list(failures))  # an error page stands in: built again once fixed
+            built = time.perf_counter()
+            patches: dict[str, Patch] = {}
             for path in present:
-                pages.append(f"{path.stem}.html")
+                name = f"{path.stem}.html"
+                pages.append(name)
                 if path in failures:
                     self.errors[path.resolve()] = failures[path]
-                    atomic_write(self.html_dir / f"{path.stem}.html", error_page(path, failures[path]))
+                    atomic_write(self.html_dir / name, error_page(path, failures[path]))
+                    self._pages.pop(name, None)  # an error page: the fixed deck reloads
                     for line in failures[path]:
                         print(line, file=self.log)
                 else:
                     self.errors.pop(path.resolve(), None)
+                    slides = self._remember(name)
+                    if slides is not None and patch:
+                        patches[name] = slides
             if targets and not pages:
                 return []  # nothing changed (a save of the same bytes, a file no deck uses): nothing to reload
             pages.append("index.html")
             self.builds += 1
-            elapsed = time.perf_counter() - start
+            done = time.perf_counter()
+            self.last = Stages(seen, built - start, done - built)
         if present:
             names = ", ".join(p.stem for p in present) if len(present) <= 3 else f"{len(present)} decks"
             note = f" ({len(failures)} with errors)" if failures else ""
-            print(f"built {names} in {elapsed:.2f} s{note}", file=self.log)
-        self.hub.publish("reload", {"pages": pages})
+            if patches:
+                count = sum(len(p.slides) for p in patches.values())
+                note += f"; {count} slide{'s' * (count != 1)} patched in place"
+            after = f" ({seen:.3f} s after the save)" if seen is not None else ""
+            print(f"built {names} in {done - start:.2f} s{after}{note}", file=self.log)
+        for name, slides in patches.items():
+            self.hub.publish("patch", {"page": name, "total": slides.total, "slides": slides.slides})
+        self.hub.publish("reload", {"pages": pages, "patched": sorted(patches)})
         return pages
+
+    def _remember(self, name: str) -> Patch | None:
+        """Keep the page ``name`` as just written; the slides patch that turns the page the browsers have
+        into it, or ``None`` when they must reload: they have nothing of it yet, more than slides
+        changed, or nothing in it did (what changed is outside the page: a component's script)."""
+        try:
+            text = (self.html_dir / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            self._pages.pop(name, None)
+            return None
+        old = self._pages.get(name)
+        self._pages[name] = text
+        found = slide_patch(old, text) if old is not None else None
+        return found if found is not None and found.slides else None
+
+
+def _since_saved(files: Iterable[Path]) -> float | None:
+    """Seconds since the newest of ``files`` was written (``None`` when none is there any more)."""
+    stamps = []
+    for path in files:
+        try:
+            stamps.append(path.stat().st_mtime_ns)
+        except OSError:
+            continue
+    return max(0.0, (time.time_ns() - max(stamps)) / 1e9) if stamps else None
 
 
 def _problems_of(path: Path, diagnostics: list[Diagnostic]) -> list[str]:
