@@ -72,6 +72,20 @@ def record_problems(page: Any, problems: list[str]) -> None:
     page.on("request", lambda r: r.url.startswith(("file:", "data:")) or problems.append(f"network: {r.url}"))
 
 
+def cut_off(context: Any, web: list[str]) -> None:
+    """Serve only file:, data: and about: addresses in the browser ``context``; every other request is
+    aborted and its address appended to ``web`` (a deck page must work offline)."""
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith(("file:", "data:", "about:")):
+            r.continue_()
+        else:
+            web.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+
+
 def module(name: str, install: str) -> ModuleType:
     """The third-party module ``name`` (never one of the project's own); ``install`` says how to get it."""
     try:

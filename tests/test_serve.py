@@ -3,20 +3,17 @@ error pages instead of dying, Ctrl-C stops cleanly. Small temporary projects, ep
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import needs
 import pytest
+from sse import Events
 
 from slidegen import pdf, theme
 from slidegen import serve as serve_module
@@ -78,49 +75,6 @@ def get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=10) as response:
         assert response.headers["Cache-Control"] == "no-store"
         return response.read().decode("utf-8")
-
-
-class Events:
-    """Reads /__events in a thread; each event's (name, data) lands on a queue."""
-
-    def __init__(self, port: int) -> None:
-        self.queue: queue.Queue = queue.Queue()
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.conn.request("GET", "/__events")
-        self.response = self.conn.getresponse()
-        assert self.response.status == 200
-        assert self.response.getheader("Content-Type").startswith("text/event-stream")
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        name = None
-        try:
-            for raw in self.response.fp:
-                line = raw.decode("utf-8").rstrip("\n")
-                if line.startswith("event: "):
-                    name = line[len("event: "):]
-                elif line.startswith("data: ") and name:
-                    self.queue.put((name, json.loads(line[len("data: "):])))
-                    name = None
-        except (OSError, ValueError):
-            pass
-
-    def wait_for(self, page: str, timeout: float = 5.0) -> tuple[dict, float]:
-        """The first reload event naming ``page``, and how long it took."""
-        start = time.monotonic()
-        while True:
-            left = timeout - (time.monotonic() - start)
-            if left <= 0:
-                raise AssertionError(f"no reload of {page} within {timeout} s")
-            try:
-                name, data = self.queue.get(timeout=left)
-            except queue.Empty:
-                continue
-            if name == "reload" and page in data["pages"]:
-                return data, time.monotonic() - start
-
-    def close(self) -> None:
-        self.conn.close()
 
 
 @pytest.fixture

@@ -4,17 +4,14 @@ decks import rebuilds only the decks that import it. Small temporary projects, e
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
-import queue
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import needs
 import pytest
+from sse import Events
 
 from slidegen.build import build
 from slidegen.project import Project
@@ -72,47 +69,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     (decks / "parts" / "part.md").write_text(PART, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     return Project(tmp_path)
-
-
-class Events:
-    """Every event of /__events, read in a thread onto a queue as ``(name, data)``."""
-
-    def __init__(self, port: int) -> None:
-        self.queue: queue.Queue[tuple[str, dict]] = queue.Queue()
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.conn.request("GET", "/__events")
-        self.response = self.conn.getresponse()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        name = None
-        try:
-            for raw in self.response.fp:
-                line = raw.decode("utf-8").rstrip("\n")
-                if line.startswith("event: "):
-                    name = line[len("event: "):]
-                elif line.startswith("data: ") and name:
-                    self.queue.put((name, json.loads(line[len("data: "):])))
-                    name = None
-        except (OSError, ValueError):
-            pass
-
-    def until_reload(self, timeout: float = 8.0) -> list[tuple[str, dict]]:
-        """The events up to and including the next ``reload``."""
-        got: list[tuple[str, dict]] = []
-        deadline = time.monotonic() + timeout
-        while not got or got[-1][0] != "reload":
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"no reload event within {timeout} s (got {got})")
-            try:
-                got.append(self.queue.get(timeout=left))
-            except queue.Empty:
-                continue
-        return got
-
-    def close(self) -> None:
-        self.conn.close()
 
 
 @pytest.fixture

@@ -200,15 +200,7 @@ _FRAGMENTS = """() => Array.from(Reveal.getCurrentSlide().querySelectorAll('.fra
 def _fragments(browser: Any, page_file: Path, problems: list[str], web: list[str]) -> list[list[Any]]:
     """Each slide's fragments in reveal.js's order, read in Chromium with the network cut off."""
     context = browser.new_context(viewport={"width": 1280, "height": 720})
-
-    def route(r: Any) -> None:
-        if r.request.url.startswith(("file:", "data:", "about:")):
-            r.continue_()
-        else:
-            web.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
+    needs.cut_off(context, web)
     page = context.new_page()
     page.on("console", lambda m: problems.extend([f"console: {m.text}"] if m.type == "error" else []))
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))

@@ -261,15 +261,7 @@ def test_single_file_opens_alone_offline_with_the_speaker_view(built: tuple[Path
         chromium = pw.chromium.launch(executable_path=str(needs.chromium()), args=list(CHROMIUM_ARGS), headless=True)
         try:
             context = chromium.new_context(viewport={"width": 1280, "height": 720})
-
-            def route(r) -> None:
-                if r.request.url.startswith(("file:", "data:", "about:")):
-                    r.continue_()
-                else:
-                    web.append(r.request.url)
-                    r.abort()
-
-            context.route("**/*", route)
+            needs.cut_off(context, web)
             view = context.new_page()
             watch(view)
             view.goto(alone.as_uri())
