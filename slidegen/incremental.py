@@ -10,6 +10,7 @@ to save once the outputs are in place.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -109,6 +110,8 @@ class Todo:
         self.linked = any(flavor in manifest.LINKED_FORMATS for flavor in formats)
         self.plan = manifest.plan(self.old, self.inputs, self.decks, targets, formats, out, force)
         self.entries: dict[str, DeckEntry] = {}
+        self.imported: dict[str, tuple[str, ...]] = {}
+        """The files each deck parsed for its index entry was read from (itself and its ``src:`` parts)."""
         self.records: dict[str, Record] = {key: record for key, record in self.old.decks.items()
                                            if key in self.plan.sources and self.plan.sources[key] != "-"}
         self.links = ""
@@ -137,6 +140,8 @@ class Todo:
 
         for deck in bound.decks.values():
             self.entries[deck_key(deck.path)] = index_of([deck]).decks[0]
+            imported = {s.path for s in deck.slides if s.path is not None} | {s.path for s in deck.imports}
+            self.imported[deck_key(deck.path)] = tuple(sorted(str(Path(p).resolve()) for p in imported))
         if not self.linked:
             return []
         self.links = manifest.links_digest(self._entries())
@@ -201,7 +206,7 @@ class Todo:
             if deck.deps is None or deck.internal or entry is None:
                 self.records.pop(key, None)
                 continue
-            source = self.plan.sources.get(key) or self.inputs.file(deck.path)
+            source = manifest.source_digest(self.inputs, deck.path, deck.deps.files)
             previous = self.records.get(key)
             outputs = dict(previous.outputs) if previous is not None else {}
             for flavor in self.plan.stale.get(key, ()):
@@ -227,16 +232,18 @@ class Todo:
         """Record the index entry of each deck parsed but not written, with the digest of the bytes it was
         parsed from: a later build takes its entry from the manifest instead of parsing it again. Its
         outputs stay as they were (their digests cover the old bytes, so they are still rebuilt when asked for)."""
+        paths = {deck_key(p): p for p in self.decks}
         for key, entry in self.entries.items():
-            source = self.plan.sources.get(key, "-")
-            if key in built or source == "-":
+            if key in built or key not in paths or self.plan.sources.get(key, "-") == "-":
                 continue
+            files = self.imported.get(key, ())
+            source = manifest.source_digest(self.inputs, paths[key], files)
             previous = self.records.get(key)
             if previous is None:
-                self.records[key] = Record(source, manifest.Deps(), _entry(entry))
+                self.records[key] = Record(source, manifest.Deps(files=files), _entry(entry))
             elif previous.source != source or previous.entry != _entry(entry):
-                self.records[key] = Record(source, previous.deps, _entry(entry), dict(previous.outputs),
-                                           previous.warnings)
+                deps = replace(previous.deps, files=tuple(sorted(set(previous.deps.files) | set(files))))
+                self.records[key] = Record(source, deps, _entry(entry), dict(previous.outputs), previous.warnings)
 
     def printed(self, flavor: str, written: Sequence[Path], problems: Sequence[Diagnostic]) -> None:
         """Record the PDF or PNG files printed; a deck whose printing failed keeps none (it is printed again)."""

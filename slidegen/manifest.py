@@ -102,7 +102,7 @@ class Record:
     """Everything the manifest knows of one deck."""
 
     source: str
-    """Digest of the deck's bytes."""
+    """Digest of the deck's bytes and of the parts it imports (:func:`source_digest`)."""
     deps: Deps
     entry: Entry
     outputs: dict[str, Output] = field(default_factory=dict)
@@ -368,7 +368,17 @@ class Plan:
     stale: dict[str, tuple[str, ...]]
     """Each target deck (key) that must be rebuilt, with the formats that are out of date."""
     sources: dict[str, str]
-    """Digest of each deck's bytes, by key."""
+    """Digest of each deck's bytes and of the parts its record lists (:func:`source_digest`), by key."""
+
+
+def source_digest(inputs: Inputs, path: Path, files: tuple[str, ...] = ()) -> str:
+    """Digest of a deck's bytes and of the Markdown files among ``files`` (the parts it imports with
+    ``src:``), so editing a part changes the deck's index entry; a deck without parts: its bytes' digest."""
+    own = str(Path(path).resolve())
+    parts = sorted(f for f in files if f.endswith(".md") and f != own)
+    if not parts:
+        return inputs.file(path)
+    return digest("\n".join([inputs.file(path), *(f"{f} {inputs.file(f)}" for f in parts)]).encode("utf-8"))
 
 
 def plan(manifest: Manifest, inputs: Inputs, decks: list[Path], targets: list[Path], formats: tuple[str, ...],
@@ -379,7 +389,8 @@ def plan(manifest: Manifest, inputs: Inputs, decks: list[Path], targets: list[Pa
     :func:`links_digest` of the index when a linked format is asked for; when it is ``None`` a
     linked format is out of date whenever any deck changed.
     """
-    sources = {deck_key(p): inputs.file(p) for p in decks}
+    sources = {deck_key(p): source_digest(inputs, p, manifest.decks[deck_key(p)].deps.files
+                                          if deck_key(p) in manifest.decks else ()) for p in decks}
     changed = frozenset(key for key, source in sources.items()
                         if key not in manifest.decks or manifest.decks[key].source != source)
     stale: dict[str, tuple[str, ...]] = {}

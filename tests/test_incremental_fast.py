@@ -126,3 +126,27 @@ def test_the_index_from_the_manifest_equals_the_index_from_parsing(project: Proj
     assert [e.title for e in remembered.decks] == ["Deck A", "Deck B", "Deck C"]
     assert remembered.decks[1].slide("steps") is not None
     assert remembered.decks[1].slide("steps").number == 2  # type: ignore[union-attr]
+
+
+def test_editing_a_part_another_deck_imports_renews_that_decks_remembered_entry(project: Project,
+                                                                                 tmp_path: Path) -> None:
+    """A deck's index entry is made from its `src:` parts too: a part's new slide id reaches the manifest
+    (and the links that resolve through it) though the deck's own bytes did not change."""
+    decks = project.decks_dir
+    (decks / "parts").mkdir()
+    part = decks / "parts" / "p.md"
+    part.write_text("# Part\n\nText.\n", encoding="utf-8")
+    (decks / "03-c.md").write_text(DECKS["03-c.md"] + "\n---\nsrc: ./parts/p.md\n---\n", encoding="utf-8")
+    out = tmp_path / "out"
+    key = manifest.deck_key(decks / "03-c.md")
+    for target in (None, [decks / "02-b.md"]):  # a deck built, and a deck parsed for the index only
+        assert not build(project, target, ("html",), out=out, jobs=1, force=True).failed
+        ids = [slide_id for _, slide_id, _, _ in manifest.load(out).decks[key].entry.slides]
+        part.write_text("---\nid: fresh\n---\n\n# Part\n\nText.\n" if "fresh" not in ids else "# Part\n",
+                        encoding="utf-8")
+        assert not build(project, [decks / "02-b.md"], ("html",), out=out, jobs=1).failed
+        now = [slide_id for _, slide_id, _, _ in manifest.load(out).decks[key].entry.slides]
+        assert ("fresh" in now) != ("fresh" in ids), (ids, now)
+    # and once nothing changes, the next build is a no-op again
+    err, loaded = run_build(project, "02", "--to", "html", "--out", str(out))
+    assert err.startswith("up to date (") and loaded == []
