@@ -442,6 +442,14 @@ def _figure_natural(item: FigureItem, width: int, image_sizes: Mapping[str, tupl
     return int(width * h / w)
 
 
+def _figure_least(item: FigureItem, width: int, image_sizes: Mapping[str, tuple[int, int]]) -> int:
+    """The least height a figure needs: :data:`MIN_FIGURE_H`, or less for a picture drawn at a fixed scale
+    (an HTML region, a component) whose natural height is smaller."""
+    if item.emu_per_px and item.src in image_sizes:
+        return min(MIN_FIGURE_H, _figure_natural(item, width, image_sizes))
+    return MIN_FIGURE_H
+
+
 def _fixed_height(item: Item, width: int, ctx: Context) -> int:
     """The height ``item`` takes whatever room is left; figures take what the others leave (0 here)."""
     match item:
@@ -486,7 +494,7 @@ def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str
                 for it in items) + GAP * max(len(items) - 1, 0)
     free = area.h - fixed
     per_figure = free // len(figures) if figures else 0
-    fits = free >= (MIN_FIGURE_H * len(figures) if figures else 0)
+    fits = free >= sum(_figure_least(it, area.w, image_sizes) for it in figures)
     per_figure = max(min(per_figure, MAX_CENTERED_FIGURE_H) if center else per_figure, MIN_FIGURE_H)
 
     shapes: list[Shape] = []
