@@ -76,7 +76,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_second_run_with_nothing_changed_does_nothing_fast(project: Project) -> None:
+def test_second_run_with_nothing_changed_does_nothing(project: Project) -> None:
     report = run_experiments(project, jobs=2)
     assert sorted(report.ran) == IDS and not report.failed
     results = Results.read(project.results_path)
@@ -87,13 +87,12 @@ def test_second_run_with_nothing_changed_does_nothing_fast(project: Project) -> 
     again = run_experiments(project)
     assert again.ran == [] and sorted(again.skipped) == IDS
 
-    start = time.perf_counter()
-    process = cli(project)
-    out, err = process.communicate(timeout=30)
-    elapsed = time.perf_counter() - start
+    # ch99.slow would now sleep 10 minutes: a CLI run that reran anything could not finish (its speed is
+    # a benchmark's business, not this test's)
+    process = cli(project, env={"CH99_SLOW_SECONDS": "600"})
+    out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
     assert "ran 0, 3 current" in err
-    assert elapsed < 2.0, f"a run with nothing to do took {elapsed:.2f} s"
     assert snapshot(project.root / "results") == before
 
 
