@@ -9,39 +9,8 @@
   if (window.__slidegenLive || !window.EventSource) return;
   window.__slidegenLive = true;
   var page = decodeURIComponent(location.pathname.split("/").pop()) || "index.html";
-  var patched = 0;  // pages patched since load; each diagram drawn gets a new id
+  var patched = 0;  // slides patched since load: each one's diagrams get ids of their own
   var pending = Promise.resolve();  // patches apply one after the other, in the order sent
-
-  // As the page's own script does (templates/deck.html.j2): TeX -> KaTeX, MathML in the speaker notes.
-  function typeset(root) {
-    if (!window.katex) return;
-    root.querySelectorAll(".math").forEach(function (el) {
-      katex.render(el.textContent, el, {
-        displayMode: el.classList.contains("display"),
-        throwOnError: false,
-        strict: "ignore",
-        output: el.closest("aside.notes") ? "mathml" : "htmlAndMathml"
-      });
-    });
-  }
-
-  function draw(root) {
-    if (!window.mermaid) return Promise.resolve();
-    return Array.from(root.querySelectorAll(".mermaid-diagram")).reduce(function (chain, box) {
-      return chain.then(function () {
-        var id = "slidegen-patch-" + (++patched);
-        return mermaid.render(id, box.querySelector(".mermaid-source").textContent).then(function (drawn) {
-          box.innerHTML = drawn.svg;
-          box.classList.add("drawn");
-        }, function (error) {
-          box.classList.add("failed");
-          box.title = String((error && error.message) || error);
-          var stray = document.getElementById("d" + id);
-          if (stray) stray.remove();
-        });
-      });
-    }, Promise.resolve());
-  }
 
   function apply(data) {
     var slides = document.querySelectorAll(".reveal .slides > section");
@@ -55,11 +24,13 @@
     var touched = data.slides.map(function (item) {
       var section = slides[item[0]];
       section.innerHTML = item[1];
-      typeset(section);
+      if (window.katex && typeof typesetMath === "function") typesetMath(section);  // templates/deck.html.j2
       return section;
     });
     return touched.reduce(function (chain, section) {
-      return chain.then(function () { return draw(section); });
+      return chain.then(function () {
+        return typeof drawDiagrams === "function" ? drawDiagrams(section, "slidegen-patch-" + (++patched) + "-") : null;
+      });
     }, Promise.resolve()).then(function () {
       touched.forEach(function (section) { Reveal.syncSlide(section); });
       Reveal.sync();  // past slides show every fragment, future ones none
