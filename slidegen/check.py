@@ -71,8 +71,7 @@ def check_project(
     """Every problem in the project's decks and results.md.
 
     ``fingerprints`` maps each registered experiment id to its fingerprint today, or to its
-    :class:`~slidegen.discover.ExperimentInfo` (which also accepts rows recorded in the older
-    fingerprint format); None skips the staleness check. ``figure_names`` lists the registered
+    :class:`~slidegen.discover.ExperimentInfo`; None skips the staleness check. ``figure_names`` lists the registered
     figures (None skips the figure check); ``strict`` also flags numbers typed by hand. For
     ``environment``, ``strict_env`` and ``verbose`` see :func:`check_decks`.
     """
@@ -400,7 +399,7 @@ def _check_numbers(rel: str, deck: Deck) -> list[Diagnostic]:
 
 # ---------------------------------------------------------------------- stale results
 
-#: What the staleness check compares a row with: today's fingerprint, or an experiment that knows its formats.
+#: What the staleness check compares a row with: today's fingerprint, or the experiment that has it.
 Fingerprints = Mapping[str, "str | ExperimentInfo"]
 
 
@@ -428,8 +427,7 @@ def _check_stale(
     ``recorded`` maps an experiment to the versions its last run recorded (results.md's
     ``runs`` section wins over ``runs/<id>.json``); with ``environment`` (today's versions),
     an experiment whose recorded versions differ gets one warning (an error with
-    ``strict_env``). A row recorded in the format that hashed the library versions and that
-    matches under the recorded versions is current code in another environment: warned, not stale.
+    ``strict_env``).
     """
     rows: dict[str, list[tuple[str, Result]]] = {}
     for key, r in results.items():
@@ -449,12 +447,7 @@ def _check_stale(
         known = fingerprints[experiment]
         current = known if isinstance(known, str) else known.fingerprint
         versions = recorded.get(experiment)
-        stale = [(key, r) for key, r in its_rows if not _accepts(known, r.fingerprint or "")]
-        moved_env = False
-        if stale and versions and not isinstance(known, str):
-            under_then = known.legacy_fingerprint(versions)
-            left = [(key, r) for key, r in stale if not same_fingerprint(r.fingerprint or "", under_then)]
-            moved_env, stale = len(left) < len(stale), left
+        stale = [(key, r) for key, r in its_rows if not same_fingerprint(r.fingerprint or "", current)]
         if stale:
             stale_keys = [key for key, _ in stale]
             was = sorted({r.fingerprint or "" for _, r in stale})
@@ -471,7 +464,7 @@ def _check_stale(
             continue
         differs = [name for name in RUN_COLUMNS[2:] if versions.get(name) and environment.get(name)
                    and _release(versions[name]) != _release(environment[name])]
-        if differs or moved_env:
+        if differs:
             then = " / ".join(f"{_LABELS[n]} {versions.get(n) or '?'}" for n in RUN_COLUMNS[2:])
             now = " / ".join(f"{_LABELS[n]} {environment.get(n) or '?'}" for n in RUN_COLUMNS[2:])
             line = results.runs[experiment].line if experiment in results.runs else first.line
@@ -490,10 +483,6 @@ _LABELS = {"python": "Python", "numpy": "NumPy", "torch": "torch"}
 def _release(version: str) -> str:
     """A version without its local build tag: ``2.13.0+cpu`` is ``2.13.0``."""
     return version.split("+", 1)[0]
-
-
-def _accepts(known: str | ExperimentInfo, recorded: str) -> bool:
-    return same_fingerprint(recorded, known) if isinstance(known, str) else known.accepts(recorded)
 
 
 # ---------------------------------------------------------------------- results no slide cites

@@ -10,11 +10,12 @@ stale. The Python, NumPy and torch versions a run used (:func:`environment`) are
 beside it (``results/runs/<id>.json`` and results.md's ``runs`` section), not hashed: a
 library upgrade makes ``slidegen check`` warn, not fail.
 
-Rows written before this format (format 1) hashed the NumPy and torch versions too; such
-a row stays current while its format-1 fingerprint equals today's
-(:meth:`ExperimentInfo.accepts`). The modules are those ``[tool.slidegen]`` names (see
-:mod:`slidegen.project`); the registry is checked against :mod:`slidegen.contracts` as
-they are imported.
+A fingerprint is the same on every machine: files are hashed by content under their
+path relative to the project root, and every float of the config is hashed at 12
+significant digits (:func:`stable`), so a ladder such as ``np.geomspace(1e-3, 1e2, 161)``,
+whose last bit differs between CPUs, hashes alike on all of them. The modules are those
+``[tool.slidegen]`` names (see :mod:`slidegen.project`); the registry is checked against
+:mod:`slidegen.contracts` as they are imported.
 
 Importing a chapter module may import torch (3 s), so what each module registers is
 cached in ``build/cache/experiments.json`` under a hash of the files it imports: an
@@ -32,6 +33,7 @@ import importlib.metadata
 import json
 import math
 import platform
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +52,11 @@ from .loader import (
 )
 from .project import Project
 
-FINGERPRINT_FORMAT = 2
-#: The format that also hashed the NumPy and torch versions (rows recorded before format 2).
-LEGACY_FORMAT = 1
+#: 3: floats hashed at :data:`FLOAT_DIGITS` significant digits (format 2 hashed them in full).
+FINGERPRINT_FORMAT = 3
+#: Significant digits a config's floats are hashed at: far above any setting's precision,
+#: far below the last-bit differences of arithmetic between CPUs.
+FLOAT_DIGITS = 12
 CACHE_FORMAT = 2
 
 
@@ -80,17 +84,9 @@ class ExperimentInfo:
     def chapter(self) -> str:
         return self.id.split(".", 1)[0]
 
-    def legacy_fingerprint(self, versions: Mapping[str, str] | None = None) -> str:
-        """The format-1 fingerprint of today's code under ``versions`` (default: the installed NumPy and torch)."""
-        chosen = library_versions() if versions is None else versions
-        return fingerprint(self.id, self.files, self.config, self.seeds,
-                           {name: chosen.get(name, "none") for name in LIBRARIES})
-
     def accepts(self, recorded: str | None) -> bool:
-        """True when a recorded fingerprint is today's, in either format (a prefix of it counts)."""
-        return recorded is not None and any(
-            same_fingerprint(recorded, current) for current in (self.fingerprint, self.legacy_fingerprint())
-        )
+        """True when a recorded fingerprint is today's (a prefix of it counts)."""
+        return recorded is not None and same_fingerprint(recorded, self.fingerprint)
 
 
 def same_fingerprint(recorded: str, current: str) -> bool:
@@ -118,8 +114,8 @@ def discover(project: Project) -> dict[str, ExperimentInfo]:
     entries: dict[str, dict[str, Any]] = {}
     deps: dict[str, set[Path]] = {}
     missed: list[Path] = []
-    for path in experiment_modules(project):
-        rel = path.relative_to(project.root).as_posix()
+    for path in (found.resolve() for found in experiment_modules(project)):
+        rel = path.relative_to(root).as_posix()
         deps[rel] = local_dependencies(root, [path], packages)
         key = digest_bytes(json.dumps(digest_files(root, deps[rel])).encode())
         cached = cache.get(rel)
@@ -177,30 +173,32 @@ def _info(
     )
 
 
-def fingerprint(
-    exp_id: str,
-    files: Mapping[str, str],
-    config: Any,
-    seeds: tuple[int, ...],
-    versions: Mapping[str, str] | None = None,
-) -> str:
-    """Eight hex digits of SHA-256 over everything an experiment's numbers depend on.
-
-    With ``versions`` (NumPy and torch), the format-1 fingerprint, which hashed them too.
-    """
+def fingerprint(exp_id: str, files: Mapping[str, str], config: Any, seeds: tuple[int, ...]) -> str:
+    """Eight hex digits of SHA-256 over everything an experiment's numbers depend on."""
     payload: dict[str, Any] = {
-        "format": FINGERPRINT_FORMAT if versions is None else LEGACY_FORMAT,
+        "format": FINGERPRINT_FORMAT,
         "id": exp_id,
         "files": dict(files),
-        "config": config,
+        "config": stable(config),
         "seeds": list(seeds),
     }
-    if versions is not None:
-        payload["versions"] = dict(versions)
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
 
 
-#: The libraries whose versions are recorded beside each run (format 1 hashed them).
+def stable(data: Any) -> Any:
+    """Canonical JSON ``data`` with every float at :data:`FLOAT_DIGITS` significant digits and every
+    subnormal (and -0.0) as 0.0; ints and the strings of non-finite floats as they are. What a
+    fingerprint hashes of a config."""
+    if isinstance(data, float):
+        return 0.0 if abs(data) < sys.float_info.min else float(f"{data:.{FLOAT_DIGITS}g}")
+    if isinstance(data, dict):
+        return {key: stable(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [stable(value) for value in data]
+    return data
+
+
+#: The libraries whose versions are recorded beside each run.
 LIBRARIES = ("numpy", "torch")
 
 

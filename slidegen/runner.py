@@ -133,7 +133,7 @@ def select(infos: Mapping[str, ExperimentInfo], targets: Sequence[str]) -> list[
 def is_current(info: ExperimentInfo, store: Store, results: Results) -> bool:
     """True when the last run has today's fingerprint and every row it measured carries it."""
     record = store.record(info.id)
-    if record is None or not info.accepts(record.fingerprint):  # today's format, or rows recorded before it
+    if record is None or not info.accepts(record.fingerprint):
         return False
     sources = {f"run {info.id} {record.fingerprint}", f"run {info.id} {info.fingerprint}"}
     return all(key in results and results[key].source in sources for key in record.measurements)
