@@ -11,10 +11,18 @@ each atomically (temp file + rename). A crash or a kill at any moment therefore 
 both files whole, every key of an unfinished experiment as it was, and at worst an
 experiment whose json is newer than its rows: its fingerprint no longer matches, so the
 next run simply runs it again.
+
+A rerun that measures a number within a relative :data:`SAME_NUMBER` (1e-6) of its
+recorded value, and its sd likewise, keeps the recorded value and sd (:func:`same_number`):
+results.md and the run's json do not churn, and the key is not among the results that
+moved; only its fingerprint is renewed. That is far below the 1-4 digits a slide shows and
+above the last-bit differences of float arithmetic between machines, thread counts and
+stack layouts.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import queue as queue_module
@@ -258,7 +266,8 @@ class _Merger:
         with _locked(self.store.results_path.parent):
             current = self.store.read_results()
             rows = []
-            for key, m in sorted(payload["measurements"].items()):
+            measurements = dict(payload["measurements"])
+            for key, m in sorted(measurements.items()):
                 if not KEY_RE.fullmatch(key) or key.split(".", 1)[0] != info.chapter:
                     rule = f"keys are '{info.chapter}.name' (letters, digits, _ and -)"
                     raise SlidegenError(*at, f"experiment '{info.id}' measures '{key}': {rule}")
@@ -266,9 +275,11 @@ class _Merger:
                 if owner is not None and owner.experiment != info.id:
                     by = f"experiment {owner.experiment}" if owner.experiment else "a citation"
                     raise SlidegenError(*at, f"experiment '{info.id}' measures '{key}', which {by} already provides")
+                if owner is not None and owner.n == m["n"] and same_number(owner, m["value"], m["sd"]):
+                    m = measurements[key] = {**m, "value": owner.value, "sd": owner.sd}  # re-measured, not moved
                 rows.append(Result(key, m["value"], m["sd"], m["n"], m["unit"], m["what"], source, m["digits"]))
             current.merge(rows)
-            gone = [k for k, r in current.items() if r.experiment == info.id and k not in payload["measurements"]]
+            gone = [k for k, r in current.items() if r.experiment == info.id and k not in measurements]
             current.remove(gone)
             record = RunRecord(
                 id=info.id,
@@ -278,7 +289,7 @@ class _Merger:
                 duration=float(payload["duration"]),
                 versions={**library_versions(), **payload["versions"]},
                 files=info.files,
-                measurements=dict(payload["measurements"]),
+                measurements=measurements,
                 series=dict(payload["series"]),
                 quick=self.quick,
             )
@@ -287,6 +298,20 @@ class _Merger:
             current.runs[info.id] = RunEnvironment(info.id, info.fingerprint, {**environment(), **ran_under})
             current.write(self.store.results_path)
         self.results = current
+
+
+#: Relative difference below which a rerun's number is the recorded one (see the module docstring).
+SAME_NUMBER = 1e-6
+
+
+def same_number(old: Result, value: float, sd: float | None) -> bool:
+    """True when ``value`` is within a relative :data:`SAME_NUMBER` of ``old.value`` and ``sd`` of ``old.sd``
+    (a difference of sds also counts as none when it is that small against the value: 0 and 1e-12 agree)."""
+    if not math.isclose(value, old.value, rel_tol=SAME_NUMBER):
+        return False
+    if old.sd is None or sd is None:
+        return old.sd is None and sd is None
+    return math.isclose(sd, old.sd, rel_tol=SAME_NUMBER, abs_tol=SAME_NUMBER * abs(value))
 
 
 @contextmanager

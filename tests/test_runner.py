@@ -295,3 +295,52 @@ def test_two_quick_experiments_on_a_dask_local_cluster(
     assert record is not None and record.measurements["ch99.beta.total"]["value"] == 50
     assert "model" not in sys.modules or "proj" not in str(getattr(sys.modules["model"], "__file__", ""))
     assert [p.name[:16] for p in tmp_path.glob("slidegen-bundle-*")] == ["slidegen-bundle-"]
+
+
+def _scale_row(project: Project, key: str, factor: float) -> float:
+    """Multiply results.md's value of ``key`` by ``factor``, as a run on another machine might have recorded it."""
+    results = Results.read(project.results_path)
+    row = results[key]
+    value = row.value * factor
+    results.merge([Result(key, value, row.sd, row.n, row.unit, row.what, row.source, row.digits)])
+    results.write(project.results_path)
+    return value
+
+
+def test_a_rerun_within_a_millionth_keeps_the_recorded_number_and_moves_nothing(project: Project) -> None:
+    run_experiments(project, jobs=1)
+    recorded = _scale_row(project, "ch99.alpha.mean", 1 + 1e-9)
+    text = project.results_path.read_text(encoding="utf-8")
+    report = run_experiments(project, ["ch99.alpha"], force=True, jobs=1)
+    assert report.ran == ["ch99.alpha"] and report.changes == [] and report.remeasured == 0
+    assert project.results_path.read_text(encoding="utf-8") == text  # not a byte churned
+    record = RunRecord.read(project.runs_dir / "ch99.alpha.json")
+    assert record is not None and record.measurements["ch99.alpha.mean"]["value"] == recorded
+
+
+def test_a_rerun_that_moves_more_than_a_millionth_is_reported(project: Project) -> None:
+    run_experiments(project, jobs=1)
+    measured = Results.read(project.results_path)["ch99.alpha.mean"].value
+    _scale_row(project, "ch99.alpha.mean", 1 + 1e-5)
+    report = run_experiments(project, ["ch99.alpha"], force=True, jobs=1)
+    assert [c.key for c in report.changes] == ["ch99.alpha.mean"]
+    assert Results.read(project.results_path)["ch99.alpha.mean"].value == measured
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        ((2.0, 0.1), (2.0 * (1 + 1e-9), 0.1), True),
+        ((2.0, 0.1), (2.0 * (1 + 2e-6), 0.1), False),
+        ((2.0, 0.0), (2.0, 1e-12), True),  # an sd of 0 and one of 1e-12, against a value of 2
+        ((2.0, 0.1), (2.0, 0.1 * (1 + 1e-3)), False),
+        ((0.0, None), (0.0, None), True),
+        ((0.0, None), (1e-300, None), False),
+        ((2.0, None), (2.0, 0.0), False),
+        ((float("nan"), None), (3.0, None), False),
+    ],
+)
+def test_same_number(old: tuple[float, float | None], new: tuple[float, float | None], same: bool) -> None:
+    from slidegen.runner import same_number
+
+    assert same_number(Result("ch99.x", old[0], old[1]), new[0], new[1]) is same
