@@ -61,6 +61,7 @@ from slidegen.deck import (
 )
 from slidegen.errors import Diagnostic, display_path
 from slidegen.results import Result, Results, format_number
+from slidegen.stale import stale_message
 
 #: Filters a reference may apply, as shown in error messages.
 FILTERS: tuple[str, ...] = ("pm", "pct", "sci", "int", 'fmt(".3g")')
@@ -224,6 +225,9 @@ class _Binder:
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 self.error(line, col, f"unknown result key '{ref.key}'{hint}")
             return None, ()
+        stale = self.results.stale.get(ref.key)
+        if stale is not None and report:
+            self.diagnostics.append(Diagnostic(self.path, line, col, stale_message(ref.key, *stale), "warning"))
         try:
             return format_result(result, ref.filters, math_mode), ref_info(result)
         except FilterError as e:

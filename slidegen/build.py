@@ -53,12 +53,25 @@ class BuildReport:
         return bool(self.internal) or any(d.severity == "error" for d in self.diagnostics)
 
 
-def load_results(project: Project) -> Results:
-    """The project's results.md, or no results when it does not exist yet."""
+def load_results(project: Project, stale: list[Diagnostic] | None = None) -> Results:
+    """The project's results.md, or no results when it does not exist yet.
+
+    With ``stale`` (a list), the rows whose experiment changed since it ran are marked
+    (:attr:`Results.stale`, so binding warns where a slide cites one), and the reason they could
+    not be told, if any, is appended to it.
+    """
     try:
-        return Results.read(project.results_path)
+        results = Results.read(project.results_path)
     except FileNotFoundError:
         return Results()
+    if stale is not None:
+        from .stale import fingerprints_or_problem, stale_keys
+
+        fingerprints, problem = fingerprints_or_problem(project)
+        if fingerprints is not None:
+            results.stale = stale_keys(fingerprints, {key: row.source for key, row in results.items()})
+        stale.extend([problem] if problem is not None else [])
+    return results
 
 
 def first_error(diagnostics: Sequence[Diagnostic]) -> SlidegenError | None:
@@ -91,6 +104,8 @@ class BoundDecks:
     problems: dict[Path, list[Diagnostic]]
     """Each deck's parse or binding problems, by resolved path."""
     index: DeckIndex
+    warnings: tuple[Diagnostic, ...] = ()
+    """Problems of the build as a whole (results whose staleness could not be told)."""
 
     def deck(self, path: Path) -> Deck:
         """The bound deck at ``path``; its first problem is raised when it has one."""
@@ -113,7 +128,8 @@ def bind_project(project: Project, extra: Sequence[Path] = (), only: Sequence[Pa
     if not paths:  # nothing to bind: neither results.md nor the citation data is read
         return BoundDecks({}, {}, index_of([]))
     read = read_decks(list(paths.values()))
-    results = load_results(project)
+    warnings: list[Diagnostic] = []
+    results = load_results(project, stale=warnings)
     library = load_library(project.root, project.build_dir / "cache" / "citations")
     decks: dict[Path, Deck] = {}
     problems: dict[Path, list[Diagnostic]] = {}
@@ -124,7 +140,7 @@ def bind_project(project: Project, extra: Sequence[Path] = (), only: Sequence[Pa
             bound, problems[key] = bind_deck(read.parsed[path], results)
             decks[key], cited = cite_deck(visible(bound), library)  # hidden slides: checked, never written
             problems[key] += cited
-    return BoundDecks(decks, problems, index_of(decks.values()))
+    return BoundDecks(decks, problems, index_of(decks.values()), tuple(warnings))
 
 
 def build(
@@ -179,6 +195,7 @@ def build(
                                  with_clicks=with_clicks, animate=animate, single_file=single_file)
     every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
     todo.entries_from(every)
+    report.diagnostics.extend(every.warnings)
     settings = _Settings(tuple(formats), out, html_dir, figures_dir, animate)
     from . import parallel
 
@@ -308,6 +325,7 @@ def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tup
         diagnostics: list[Diagnostic] = []
         parsed = every.decks.get(Path(path).resolve())
         entry = index_of([parsed]).decks[0] if parsed is not None else None
+        diagnostics.extend(d for d in every.problems.get(Path(path).resolve(), []) if d.severity == "warning")
         try:
             deck = every.deck(path)
             problems = components.deck_problems(deck, found)

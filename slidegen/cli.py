@@ -15,12 +15,13 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from .cmd_run import add_run_parser, cmd_run
-from .errors import EXIT_INTERNAL, SlidegenError, UsageError, display_path, internal_error
+from .errors import EXIT_INTERNAL, Diagnostic, SlidegenError, UsageError, display_path, internal_error
 from .project import find_project
 
 
@@ -126,6 +127,8 @@ class Parsers:
         build.add_argument("--clicks", choices=("animate", "final"), default="animate",
                            help="PowerPoint: 'animate' (default) makes each click a native animation; "
                            "'final' draws every slide in its final state")
+        build.add_argument("--strict", action="store_true",
+                           help="fail (exit 1) when a built deck cites a stale result (one whose experiment changed)")
         build.add_argument("--force", action="store_true",
                            help="rebuild every output, even those whose inputs did not change")
         build.add_argument("-j", "--jobs", type=_jobs, default=0, metavar="N",
@@ -208,11 +211,14 @@ def cmd_build(args: argparse.Namespace) -> int:
                               notes=args.notes, scale=args.scale, with_clicks=args.with_clicks,
                               animate=args.clicks == "animate", single_file=args.single_file)
         if warnings is not None:
-            if not args.quiet:
-                for warning in warnings:
+            warnings = _strict_stale(warnings, args.strict)
+            failed = any(w.severity == "error" for w in warnings)
+            for warning in warnings:
+                if not args.quiet or warning.severity == "error":
                     print(warning, file=sys.stderr)
+            if not args.quiet:
                 print(f"up to date ({time.perf_counter() - start:.2f} s)", file=sys.stderr)
-            return 0
+            return 1 if failed else 0
     from .build import build
 
     count = len(paths) if paths is not None else len(project.deck_paths())
@@ -222,6 +228,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                        single_file=args.single_file,
                        with_clicks=args.with_clicks, animate=args.clicks == "animate",
                        force=args.force, jobs=args.jobs)
+    report.diagnostics = _strict_stale(report.diagnostics, args.strict)
     for diagnostic in report.diagnostics:
         if not (args.quiet and diagnostic.severity != "error"):
             print(diagnostic, file=sys.stderr)
@@ -241,6 +248,13 @@ def cmd_build(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_INTERNAL if report.internal else 1 if report.failed else 0
+
+
+def _strict_stale(diagnostics: Sequence[Diagnostic], strict: bool) -> list[Diagnostic]:
+    """``diagnostics``, with each stale-result warning an error under ``--strict``."""
+    from .stale import is_stale_warning
+
+    return [replace(d, severity="error") if strict and is_stale_warning(d) else d for d in diagnostics]
 
 
 class _progress:

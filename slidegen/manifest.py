@@ -244,8 +244,11 @@ class Inputs:
         return {}
 
     def rows(self) -> dict[str, str]:
-        """Every row of results.md by its key, as written (a row that changes changes what cites it)."""
+        """Every row of results.md by its key, as written, and marked when stale (a row that changes, or
+        whose experiment changes, changes what cites it: the deck is bound again and warns)."""
         if self._rows is None:
+            from .stale import fingerprints_or_problem, stale_keys
+
             self._rows = {}
             try:
                 text = self.project.results_path.read_text(encoding="utf-8")
@@ -254,6 +257,11 @@ class Inputs:
             for line in text.splitlines():
                 if line.startswith("| ") and not line.startswith(("| key ", "|---")):
                     self._rows[line[2:].split(" |", 1)[0].strip()] = line
+            sources = {key: line.rstrip().rstrip("|").rsplit("|", 1)[-1].strip() for key, line in self._rows.items()}
+            if any(source.startswith("run ") for source in sources.values()):
+                fingerprints = fingerprints_or_problem(self.project)[0]
+                for key in stale_keys(fingerprints, sources) if fingerprints is not None else ():
+                    self._rows[key] += " stale"
         return self._rows
 
     def library(self) -> str:

@@ -150,6 +150,9 @@ class Results(Mapping[str, Result]):
         self.preamble = preamble
         self.runs: dict[str, RunEnvironment] = {}
         """The ``runs`` section, by experiment id."""
+        self.stale: dict[str, tuple[str, bool]] = {}
+        """Rows whose experiment changed since it ran: ``key -> (experiment, still registered)``. Set by a
+        build (:func:`slidegen.build.load_results`), never written; binding warns where a slide cites one."""
         for result in _rows_of(results):
             self._insert(result)
 

@@ -7,11 +7,13 @@ a normal ``slidegen build`` carries none.
 
 from __future__ import annotations
 
+import html
 import ipaddress
 import os
 import queue
 import socket
 import sys
+from collections.abc import Mapping, Sequence
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,9 +32,26 @@ LIVE_SCRIPT = "<script>\n" + (Path(__file__).resolve().parents[1] / "templates" 
     encoding="utf-8") + "</script>\n"
 
 
-def inject_live_script(page: bytes) -> bytes:
-    """``page`` with :data:`LIVE_SCRIPT` before its last ``</body>`` (or at the end)."""
-    script = LIVE_SCRIPT.encode("utf-8")
+#: The banner a page's warnings stand in while it is previewed (stale results it cites): fixed at the top.
+BANNER_STYLE = (
+    "position:fixed;top:0;left:0;right:0;z-index:1000;margin:0;padding:8px 16px;max-height:30vh;overflow:auto;"
+    "background:#fff4e5;color:#5c3b00;border-bottom:3px solid #b54708;font:15px/1.4 system-ui,sans-serif;"
+    "white-space:pre-wrap"
+)
+
+
+def banner(lines: Sequence[str]) -> str:
+    """The warning banner for ``lines`` (HTML-escaped), or nothing when there are none."""
+    if not lines:
+        return ""
+    body = "\n".join(html.escape(line) for line in lines)
+    return f'<div id="slidegen-banner" role="alert" style="{BANNER_STYLE}">{body}</div>\n'
+
+
+def inject_live_script(page: bytes, warnings: Sequence[str] = ()) -> bytes:
+    """``page`` with the :func:`banner` of ``warnings`` and :data:`LIVE_SCRIPT` before its last ``</body>``
+    (or at the end)."""
+    script = (banner(warnings) + LIVE_SCRIPT).encode("utf-8")
     at = page.lower().rfind(b"</body>")
     if at < 0:
         return page + script
@@ -85,9 +104,11 @@ def host_allowed(header: str | None, bound: str) -> bool:
 class Handler(SimpleHTTPRequestHandler):
     """One request: a file of the build folder, an HTML page with the live script, or the event stream."""
 
-    def __init__(self, *args: Any, hub: EventHub, host: str = "127.0.0.1", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, hub: EventHub, host: str = "127.0.0.1",
+                 warnings: Mapping[str, Sequence[str]] | None = None, **kwargs: Any) -> None:
         self.hub = hub  # before the base class handles the request
         self.host = host
+        self.warnings = warnings if warnings is not None else {}
         super().__init__(*args, **kwargs)
 
     def do_GET(self) -> None:
@@ -160,7 +181,7 @@ class Handler(SimpleHTTPRequestHandler):
 
     def _page(self, target: Path) -> None:
         try:
-            body = inject_live_script(target.read_bytes())
+            body = inject_live_script(target.read_bytes(), self.warnings.get(target.name, ()))
         except OSError:
             self.send_error(404, "File not found")
             return
@@ -203,11 +224,14 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], hub: EventHub, directory: Path) -> None:
+    def __init__(self, address: tuple[str, int], hub: EventHub, directory: Path,
+                 warnings: Mapping[str, Sequence[str]] | None = None) -> None:
+        """``warnings``: page name -> the lines of its banner (read at each request)."""
         host = address[0].strip("[]")
         if ":" in host:
             self.address_family = socket.AF_INET6
-        super().__init__((host, address[1]), partial(Handler, hub=hub, host=host, directory=str(directory)))
+        super().__init__((host, address[1]), partial(Handler, hub=hub, host=host, directory=str(directory),
+                                                     warnings=warnings))
 
     @property
     def bound(self) -> tuple[str, int]:

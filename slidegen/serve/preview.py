@@ -63,6 +63,8 @@ class Preview:
         self.log = log if log is not None else sys.stderr
         self.hub = EventHub()
         self.errors: dict[Path, list[str]] = {}
+        self.warnings: dict[str, list[str]] = {}
+        """Page name -> the warnings its banner shows (the stale results the deck cites)."""
         self.builds = 0
         self._tmp: Path | None = None
         self._server: Server | None = None
@@ -114,7 +116,7 @@ class Preview:
             self._seen = snapshot(self.watched())
             self.rebuild(None)
             try:
-                self._server = Server((self.host, self.requested_port), self.hub, self.html_dir)
+                self._server = Server((self.host, self.requested_port), self.hub, self.html_dir, self.warnings)
             except OSError as error:
                 raise UsageError(
                     f"cannot serve on {self.host}:{self.requested_port}: {error.strerror or error}"
@@ -270,10 +272,16 @@ class Preview:
                 self.errors.pop(gone.resolve(), None)
                 pages.append(f"{gone.stem}.html")
             failures: dict[Path, list[str]] = {}
+            bannered: set[str] = set()  # pages whose banner changed: reloaded, not patched
             try:
                 if present:
                     # figures are drawn into the temporary folder too: serve leaves build/ alone
                     report = build(self.project, present, ("html",), self.out, figures_dir=self.out / "figures")
+                    for path in present:
+                        shown = _stale_of(path, report.diagnostics)
+                        if self.warnings.get(f"{path.stem}.html", []) != shown:
+                            self.warnings[f"{path.stem}.html"] = shown
+                            bannered.add(f"{path.stem}.html")
                     written = {p.resolve() for p in report.written}
                     fresh = {p.resolve() for p in report.skipped}
                     present = [p for p in present if p.resolve() not in fresh]  # up to date: nothing to reload
@@ -314,7 +322,7 @@ class Preview:
                 else:
                     self.errors.pop(path.resolve(), None)
                     slides = self._remember(name)
-                    if slides is not None and patch:
+                    if slides is not None and patch and name not in bannered:
                         patches[name] = slides
             if targets and not pages:
                 return []  # nothing changed (a save of the same bytes, a file no deck uses): nothing to reload
@@ -359,6 +367,14 @@ def _since_saved(files: Iterable[Path]) -> float | None:
         except OSError:
             continue
     return max(0.0, (time.time_ns() - max(stamps)) / 1e9) if stamps else None
+
+
+def _stale_of(path: Path, diagnostics: list[Diagnostic]) -> list[str]:
+    """The stale-result warnings reported for the deck at ``path``, for its page's banner."""
+    from slidegen.stale import is_stale_warning
+
+    target = path.resolve()
+    return [str(d) for d in diagnostics if is_stale_warning(d) and Path(d.path).resolve() == target]
 
 
 def _problems_of(path: Path, diagnostics: list[Diagnostic]) -> list[str]:
