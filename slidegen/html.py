@@ -506,12 +506,13 @@ class _Renderer:
     def ref(self, node: Ref) -> Markup:
         if node.text is None:
             return Markup('<span class="ref unbound" data-key="{0}">{{{{ {0} }}}}</span>').format(node.key)
+        info = dict(node.info)
         attrs = [Markup(' data-key="{}"').format(node.key)]
         for name, value in node.info:
             attr = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
-            if attr:
+            if attr and attr not in ("key", "label"):
                 attrs.append(Markup(' data-{}="{}"').format(Markup(attr), value))
-        title = "; ".join([node.key] + [f"{name}: {value}" for name, value in node.info if value])
+        title = info.get("label") or node.key
         return Markup('<span class="ref"{} title="{}">{}</span>').format(Markup("").join(attrs), title, node.text)
 
 

@@ -99,7 +99,8 @@ def train(model, data, steps):
 """
 
 BOUND = Ref("ch01.val_loss.final", ("pm",), 3, 5, "2.30 ± 0.01",
-            (("value", "2.3034"), ("sd", "0.0121"), ("n", "3"), ("unit", "nats"),
+            (("label", "2.30 ± 0.01 nats (3 seeds) · run ch01.default <x>"), ("key", "ch01.val_loss.final"),
+             ("value", "2.3034"), ("sd", "0.0121"), ("n", "3"), ("unit", "nats"),
              ("source", 'run ch01.default <9f3c2a1e> "x"')))
 
 

@@ -143,6 +143,7 @@ def test_bind_fills_refs_and_substitutes_math_titles_captions_and_notes() -> Non
     refs = [n for n in para.children if isinstance(n, Ref)]
     assert [(r.key, r.text) for r in refs] == [("ch01.val_loss.init", "4.167"), ("ch01.val_los.final", None)]
     assert dict(refs[0].info) == {
+        "label": "4.167 ± 0.0004 nats (3 seeds) · validation loss at step 0 · run ch01.default",
         "key": "ch01.val_loss.init", "value": "4.16719", "sd": "0.0004", "n": "3", "unit": "nats",
         "source": "run ch01.default 9f3c2a1e", "what": "validation loss at step 0",
     }
@@ -234,3 +235,13 @@ def test_each_slide_records_its_sources() -> None:
     assert first[0] == Source("ch01.val_loss.final", 2, 13, 2.27634, 0.00213, 3, run)
     assert first[3] == Source("ch01.val_los.final", 7, 34)  # unknown: cited, without a value
     assert deck.slides[0].sources == ()  # only binding fills them in
+
+
+def test_the_tooltip_of_a_bound_number_reads_like_a_footnote() -> None:
+    from slidegen.bind import ref_label
+
+    measured = Result("ch01.loss", 2.27136, 0.0041, 3, "nats", "validation loss at the end", "run ch01.default 87bf")
+    assert ref_label(measured) == "2.271 ± 0.004 nats (3 seeds) · validation loss at the end · run ch01.default"
+    cited = Result("ch07.size", 540e9, None, None, "parameters", "PaLM's size", "cited: Chowdhery et al. 2022", 2)
+    assert ref_label(cited) == "540,000,000,000 parameters · PaLM's size · cited: Chowdhery et al. 2022"
+    assert ref_label(Result("ch01.n", 3.0, digits=1)) == "3"

@@ -153,7 +153,8 @@ def test_refs_carry_their_provenance(built):
     assert bound["data-key"] == "ch01.val_loss.final"
     assert bound["data-value"] == "2.3034" and bound["data-sd"] == "0.0121" and bound["data-n"] == "3"
     assert bound["data-source"] == 'run ch01.default <9f3c2a1e> "x"'  # escaped in the file, intact when read
-    assert "nats" in bound["title"]
+    assert bound["title"] == "2.30 ± 0.01 nats (3 seeds) · run ch01.default <x>"  # a sentence, for a person
+    assert "data-label" not in page and page.count('data-key="ch01.val_loss.final"') == 1  # each attribute once
     assert ">2.30 ± 0.01</span>" in page
     assert '<span class="ref unbound" data-key="ch01.unknown">{{ ch01.unknown }}</span>' in page
 
