@@ -240,7 +240,8 @@ def test_each_slide_records_its_sources() -> None:
 def test_the_tooltip_of_a_bound_number_reads_like_a_footnote() -> None:
     from slidegen.bind import ref_label
 
-    measured = Result("ch01.loss", 2.27136, 0.0041, 3, "nats", "validation loss at the end", "run ch01.default 87bf")
+    measured = Result("ch01.loss", 2.27136, 0.0041, 3, "nats", "validation loss at the end",
+                      "run ch01.default 87bf0015")
     assert ref_label(measured) == "2.271 ± 0.004 nats (3 seeds) · validation loss at the end · run ch01.default"
     cited = Result("ch07.size", 540e9, None, None, "parameters", "PaLM's size", "cited: Chowdhery et al. 2022", 2)
     assert ref_label(cited) == "540,000,000,000 parameters · PaLM's size · cited: Chowdhery et al. 2022"
