@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slidegen import components, fallbacks, htmlpictures, settings
+from slidegen import components, fallbacks, htmlpictures, settings, slidev_builtins
 from slidegen.bind import bind_deck
 from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
 from slidegen.check_outputs import output_problems
@@ -138,6 +138,7 @@ def check_decks(
             diagnostics += key_warnings(here, part, deck)
             diagnostics += htmlpictures.network_warnings(here, part)
             diagnostics += fallbacks.warnings(here, part)
+            diagnostics += slidev_builtins.warnings(here, part)
             if figure_names is not None:
                 diagnostics += _check_figures(here, part, figure_names)
             if strict:

@@ -191,6 +191,89 @@ def html_units(html: str) -> list[tuple[int, int, Directive]]:
     return found
 
 
+def revealed_whole(html: str) -> bool:
+    """Whether an HTML block's one click directive is on the element that wraps all of it
+    (``<div v-click>text</div>``, ``<img v-click src="a.png">``): a picture of the block can appear on
+    that click. False for a block with no or several directives, one on an inner element, or a lone
+    opening tag (a wrapper around Markdown, which is timed by what it wraps)."""
+    units = html_units(html)
+    text = html.strip()
+    if len(units) != 1 or units[0][0] != len(html) - len(html.lstrip()):
+        return False
+    opened = rawhtml.OPEN_RE.match(text)
+    if opened is None:
+        return False
+    tag = opened.group(1).lower()
+    if opened.end() == len(text):
+        return tag in rawhtml.VOID or bool(opened.group(3))
+    closes = list(re.finditer(rf"</{re.escape(tag)}\s*>", text, re.IGNORECASE))
+    return bool(closes) and closes[-1].end() == len(text) and _balanced(text, tag)
+
+
+def parts(block: d.RawHtml) -> tuple[d.RawHtml, ...]:
+    """``block`` as the HTML blocks PowerPoint draws a picture of each: its top-level elements, one
+    block each, when that lets every click animate (``<div v-click>a</div>`` then ``<div v-click>b</div>``
+    on the next line); else the block itself. A part keeps its own line and clicks."""
+    units = html_units(block.html)
+    if not units or block.refs or revealed_whole(block.html):
+        return (block,)
+    spans = _top_level(block.html)
+    if spans is None or len(spans) < 2:
+        return (block,)
+    pieces = [block.html[start:end] for start, end in spans]
+    if any(html_units(piece) and not revealed_whole(piece) for piece in pieces):
+        return (block,)
+    out, taken = [], 0
+    for (start, _), piece in zip(spans, pieces, strict=True):
+        count = len(html_units(piece))
+        timing = block.clicks[taken:taken + count]
+        taken += count
+        out.append(replace(block, html=piece, line=block.line + block.html.count("\n", 0, start), clicks=timing))
+    return tuple(out)
+
+
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)\b[^<>]*?(/?)>")
+
+
+def _top_level(html: str) -> list[tuple[int, int]] | None:
+    """``(start, end)`` of each top-level element of ``html``; None when text, a comment or an unclosed tag
+    stands between them."""
+    spans: list[tuple[int, int]] = []
+    stack: list[str] = []
+    start = at = 0
+    for m in _TAG_RE.finditer(html):
+        if not stack and html[at:m.start()].strip():
+            return None  # text outside any element
+        closing, name, selfclosing = m.group(1), m.group(2).lower(), m.group(3)
+        if not stack:
+            start = m.start()
+        if closing:
+            if not stack or stack.pop() != name:
+                return None
+        elif not (selfclosing or name in rawhtml.VOID):
+            stack.append(name)
+        if not stack:
+            spans.append((start, m.end()))
+        at = m.end()
+    if stack or html[at:].strip():
+        return None
+    return spans
+
+
+def _balanced(html: str, tag: str) -> bool:
+    """Whether the first ``<tag>`` of ``html`` is closed only by its last ``</tag>`` (it wraps the rest)."""
+    depth = 0
+    pattern = re.compile(rf"<(/?){re.escape(tag)}\b[^>]*?(/?)>", re.IGNORECASE)
+    matches = list(pattern.finditer(html))
+    for k, m in enumerate(matches):
+        if m.group(2):
+            continue
+        depth += -1 if m.group(1) else 1
+        if depth == 0 and k != len(matches) - 1:
+            return False
+    return depth == 0
+
+
 # ---------------------------------------------------------------------- resolving
 
 

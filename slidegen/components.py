@@ -39,6 +39,7 @@ from .deck import (
     walk_inlines,
 )
 from .errors import Diagnostic, display_path
+from .slidev_builtins import is_icon
 
 COMPONENTS_DIR = "components"
 MERMAID = "mermaid"
@@ -56,8 +57,9 @@ _RESERVED = frozenset({"annotation-xml", "color-profile", "font-face", "font-fac
 
 
 def is_custom_tag(tag: str) -> bool:
-    """Whether ``tag`` names a custom element (``lr-schedule``); Slidev's own ``v-click`` tags are not."""
-    return bool(_NAME_RE.fullmatch(tag)) and tag not in _RESERVED and not tag.startswith("v-")
+    """Whether ``tag`` names a custom element (``lr-schedule``); Slidev's own ``v-click`` tags and icons
+    (``carbon-logo-github``, :mod:`slidegen.slidev_builtins`) are not."""
+    return bool(_NAME_RE.fullmatch(tag)) and tag not in _RESERVED and not tag.startswith("v-") and not is_icon(tag)
 
 
 # --------------------------------------------------------------------------- the project's components

@@ -6,11 +6,14 @@
 - ``fade`` is drawn on text only: PowerPoint hides a faded code block, table, formula or picture
   until its click.
 - Slidev's enter animations (``v-click.up``, ``.scale``...) are plain clicks.
+- An HTML block is a picture in PowerPoint (one per top-level element when each is revealed whole):
+  a click on the element wrapping a picture animates it; clicks on elements inside it cannot, and the
+  picture shows every part.
 """
 
 from __future__ import annotations
 
-from . import clicks
+from . import clicks, rawhtml
 from . import deck as d
 from .errors import Diagnostic
 
@@ -27,6 +30,10 @@ def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
             elif isinstance(block, d.RawHtml) and (unknown := _modifiers(block)):
                 out.append(Diagnostic(where, line, 1, f"click animation {', '.join(unknown)} is Slidev's enter "
                                       "animation: slidegen shows the element on its click without it", "warning"))
+            elif isinstance(block, d.RawHtml) and any(_clicks_inside(part.html) for part in clicks.parts(block)):
+                out.append(Diagnostic(where, line, 1, "clicks on elements inside an HTML block: PowerPoint shows "
+                                      "the block as one picture with every part visible (give each part its own "
+                                      "block, or put v-click on the element that wraps the block)", "warning"))
             elif isinstance(block, d.Click) and block.fade and _drawn_whole(block):
                 out.append(Diagnostic(where, line, 1, "fade on a code block, table, formula or picture: PowerPoint "
                                       "hides it until its click (fade is drawn on text only)", "warning"))
@@ -40,6 +47,14 @@ def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
 def _modifiers(block: d.RawHtml) -> list[str]:
     """The directive modifiers in ``block`` slidegen does not draw (``.up``, ``.scale``...), as written."""
     return [f"v-click.{m}" for _, _, spec in clicks.html_units(block.html) for m in spec.unknown]
+
+
+def _clicks_inside(html: str) -> bool:
+    """Whether an HTML block's click directives reveal parts of it, which its one picture cannot animate."""
+    if not clicks.html_units(html) or clicks.revealed_whole(html):
+        return False
+    opened = rawhtml.opening(html.strip())
+    return not (opened is not None and not opened[2])  # a lone wrapper tag: the Markdown it holds is timed
 
 
 def _drawn_whole(block: d.Click) -> bool:

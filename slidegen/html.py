@@ -41,7 +41,7 @@ from markupsafe import Markup, escape
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 
-from . import background, clicks, html_clicks, mermaid, rawhtml, rawimages, settings, theme
+from . import background, clicks, html_clicks, mermaid, rawhtml, rawimages, settings, slidev_builtins, theme
 from . import components as comp
 from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
@@ -398,6 +398,8 @@ class _Renderer:
         """The author's HTML as written (as Slidev passes it through); a ``<style>`` scoped to this slide."""
         if rawhtml.is_style(node.html) and self.scope:
             return Markup(rawhtml.scoped_style(node.html, self.scope))
+        if slidev_builtins.only_builtins(node.html):
+            return Markup("")  # Slidev's <Tweet>, <Toc>...: nothing to show (check warns)
         html = rawimages.rewrite(node.html, self.media_urls)
         if self.clicks and node.clicks:
             return Markup(html_clicks.reveal_tags(html, node.clicks))

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import clicks, rawhtml, rawimages, slidev_builtins
 from . import components as comp
-from . import rawhtml, rawimages
 from .deck import Block, Deck, RawHtml, Slide, slide_blocks, walk_blocks
 from .errors import Diagnostic, display_path
 from .layouts import layout
@@ -47,6 +47,8 @@ def needs_picture(block: RawHtml) -> bool:
     text = block.html
     if rawhtml.is_style(text) or rawhtml.closing(text) or comp.html_instances(text, 0, 0):
         return False
+    if slidev_builtins.only_builtins(text):
+        return False  # Slidev's <Tweet>, <Toc>...: nothing slidegen can draw (check warns)
     opened = rawhtml.opening(text.strip())
     if opened is not None and not opened[2]:
         return False  # a lone wrapper tag: the Markdown it holds is drawn
@@ -176,9 +178,10 @@ def deck_jobs(deck: Deck, root: Path | None = None) -> list[Job]:
         for slot, blocks in slots:
             width = slot_width(slide, slot, BODY_WIDTH_PX)
             for block in walk_blocks(blocks):
-                if isinstance(block, RawHtml) and needs_picture(block):
-                    jobs.append(Job(picture_key(block), KIND, page(block, slide, deck, root, width), where,
-                                    block.line))
+                for part in clicks.parts(block) if isinstance(block, RawHtml) else ():
+                    if needs_picture(part):
+                        jobs.append(Job(picture_key(part), KIND, page(part, slide, deck, root, width), where,
+                                        part.line))
     return jobs
 
 

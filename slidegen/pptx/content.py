@@ -18,7 +18,7 @@ from typing import Any, assert_never
 
 from pptx.util import Inches, Pt
 
-from slidegen import clicks, htmlpictures, mermaid, rawhtml, rawimages, theme
+from slidegen import clicks, htmlpictures, mermaid, rawhtml, rawimages, slidev_builtins, theme
 from slidegen import components as comp
 from slidegen import deck as d
 from slidegen.errors import SlidegenError
@@ -332,7 +332,11 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.Rule():
                 pass  # a thematic break inside a slide: nothing to show
             case d.RawHtml():
-                _raw_html(block, ctx, items)
+                for part in clicks.parts(block):  # each <div v-click>...</div> of a block its own picture
+                    mark = _mark(items)
+                    _raw_html(part, ctx, items)
+                    if ctx.animate and part.clicks and clicks.revealed_whole(part.html):
+                        _stamp(items, mark, part.clicks[0])  # the picture appears on the element's click
             case _:
                 assert_never(block)
         _stamp(items, before, timing)
@@ -419,6 +423,8 @@ def _raw_html(block: d.RawHtml, ctx: Context, items: list[Item] | None = None) -
         items += [FigureItem(src, alt, None, block.line) for src, alt in pictures]  # <img> tags: figures
         return
     if rawhtml.is_style(html) or rawhtml.closing(html) or (rawhtml.opening(html) or ("", "", True))[2] is False:
+        return
+    if slidev_builtins.only_builtins(html):  # Slidev's <Tweet>, <Toc>...: nothing to draw (check warns)
         return
     key = htmlpictures.picture_key(block)
     if items is not None and htmlpictures.needs_picture(block) and key in ctx.pictures:
