@@ -184,7 +184,7 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                 out.append(Run("\n", **style))
             case d.Ref():
                 text = node.text if node.text is not None else f"{{{{ {node.key} }}}}"
-                out.append(Run(text, **{"color": ctx.link_color, **style}))
+                out.append(Run(text, **style))  # a number reads as the text around it
             case d.Cite():
                 out.append(Run(node.text if node.text is not None else d.cite_source(node), **style))
             case d.Image():
