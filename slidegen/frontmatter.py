@@ -23,7 +23,7 @@ from .settings import TRANSITIONS, font_warnings, slidev_transition
 #: Per-slide keys that slidegen implements (headmatter included: it is also slide 1's frontmatter).
 SLIDE_KEYS: frozenset[str] = frozenset({
     "layout", "id", "title", "class", "hide", "disabled", "image", "backgroundSize", "url",
-    "level", "hideInToc",  # no table of contents is generated: nothing to leave out or indent
+    "level", "hideInToc",  # a <Toc /> indents a slide's entry by its level, leaves out one hidden from it
     "alt",  # slidegen's own: the alt text of a layout's picture
     "background", "transition", "zoom", "clicks",  # slidegen/background.py, slidegen/settings.py
     "src",  # slidegen/imports.py: the slide is replaced by another file's slides

@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 from markdown_it.token import Token
 
-from . import background, clicks, imports, settings
+from . import background, clicks, imports, settings, toc
 from . import deck as d
 from .convert import Converter, nth_brace, raw_ref
 from .errors import SlidegenError
@@ -139,7 +139,7 @@ def parse_text(text: str, path: Path) -> d.Deck:
     headmatter = {k: v for k, v in head.data.items() if k != "src"}
     title = headmatter.get("title")
     deck_title = str(title) if title not in (None, "") else slides[0].title or Path(path).stem
-    return d.Deck(Path(path), deck_title, headmatter, tuple(slides), tuple(build.sites))
+    return toc.expand(d.Deck(Path(path), deck_title, headmatter, tuple(slides), tuple(build.sites)))
 
 
 def deck_to_json(deck: d.Deck) -> dict[str, Any]:

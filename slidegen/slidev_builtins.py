@@ -1,6 +1,7 @@
 """Slidev's built-in components and Iconify icons, which slidegen does not draw.
 
-Slidev ships Vue components (``<Tweet>``, ``<Youtube>``, ``<Arrow>``, ``<Toc>``...) and renders
+Slidev ships Vue components (``<Tweet>``, ``<Youtube>``, ``<Arrow>``...; ``<Toc>`` is drawn, see
+:mod:`slidegen.toc`) and renders
 ``<carbon-logo-github />``-style tags as icons from Iconify's collections, fetched at build time.
 slidegen has neither Vue nor Iconify's data offline, so each is a located ``check`` warning that
 names what will not appear (:func:`warnings`), and the writers leave the tag out: no empty picture
@@ -26,7 +27,6 @@ COMPONENTS = {
     "slidecurrentno": ("SlideCurrentNo", "the current slide's number"),
     "slidestotal": ("SlidesTotal", "the number of slides"),
     "titlerenderer": ("TitleRenderer", "a slide's title"),
-    "toc": ("Toc", "a table of contents"),
     "transform": ("Transform", "scaled content"),
     "tweet": ("Tweet", "an embedded tweet"),
     "vdrag": ("VDrag", "a draggable element"),
