@@ -128,6 +128,8 @@ def resolve_picture(deck: Deck, src: str, line: int, allowed: Path, where: Path 
             where, line, 1,
             f"image '{src}' has no raster twin for PowerPoint: add {raster.name} beside it",
         )
+    if raster != path:  # the twin may be a link of its own: it too must lead to a readable file in the project
+        raster = paths.resolve(paths.PICTURE, paths.Written(str(raster), where, line, 1), deck.path, allowed)
     _check_format(deck, line, src, raster, where)
     return path, raster
 

@@ -132,3 +132,12 @@ def test_prefixes_name_the_project_and_the_decks_folder(root: Path) -> None:
     assert paths.resolve(paths.IMPORT, paths.Written("/p.md", part, 1, 1), deck, root) == (root / "decks" / "p.md")
     assert paths.resolve(paths.IMPORT, paths.Written("../p.md", part, 1, 1), deck, root) == (root / "decks" / "p.md")
 
+
+def test_a_pictures_raster_twin_is_checked_as_the_picture_is(root: Path, tmp_path: Path) -> None:
+    (root / "decks" / "parts" / "d.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'></svg>", encoding="utf-8")
+    (tmp_path.parent / "secret.png").write_bytes(PNG)
+    twin = root / "decks" / "parts" / "d.png"
+    twin.symlink_to(tmp_path.parent / "secret.png")  # PowerPoint's copy of the drawing, a link out of the project
+    assert run(root, "image", "parts/d.svg") == [
+        f"decks/01-x.md:3:1: error: image '{twin}' resolves to {(tmp_path.parent / 'secret.png').resolve()}, outside "
+        f"the project ({root}); a deck may only use files inside it"] * 2
