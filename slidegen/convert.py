@@ -238,11 +238,11 @@ class Converter:
     def snippet(self, token: Token, line: int) -> d.CodeBlock:
         """``<<< @/a/b.py#region lang {2|3}``: the file's code, as a fenced block of it would be."""
         meta = token.meta
+        col = self.lines[line - 1].find("<<<") + 1
         try:
-            found = load_snippet(meta["path"], meta["region"], self.path)
+            found = load_snippet(meta["path"], meta["region"], self.path, line, col)
         except SnippetError as exc:
-            source = self.lines[line - 1]
-            raise self.error(line, source.find("<<<") + 1, str(exc)) from None
+            raise self.error(line, col, str(exc)) from None
         lang, steps, options = self.fence_options(f"{meta['lang'] or found.lang} {meta['braces']}", found.code, line)
         return d.CodeBlock(found.code, lang, steps, line, found.path, **_code_fields(options))
 

@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import clicks, rawhtml, rawimages, slidev_builtins
+from . import clicks, paths, rawhtml, rawimages, slidev_builtins
 from . import components as comp
 from .deck import Block, Deck, RawHtml, Slide, slide_blocks, walk_blocks
-from .errors import Diagnostic, display_path
+from .errors import Diagnostic, SlidegenError, display_path
 from .layouts import layout
 
 if TYPE_CHECKING:
@@ -115,19 +115,16 @@ def _address_box(match: re.Match[str]) -> str:
 
 def _inline_pictures(text: str, deck: Deck, root: Path | None) -> str:
     """``text`` with each ``<img src>`` that names a picture file of the deck inlined as a ``data:`` URL."""
-    from .media import _allowed_root  # a picture outside the project is the build's error, never inlined
-
-    allowed = _allowed_root(deck.path, root)
+    allowed = paths.allowed_root(deck.path, root)
 
     def data_url(src: str) -> str | None:
-        try:
-            path = (deck.path.parent / src).resolve()
-            if not path.is_file() or not path.is_relative_to(allowed):
-                return None
-            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-            return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode()}"
-        except (OSError, ValueError, RuntimeError):
+        try:  # a picture the build refuses (outside the project, unreadable) is its error there, never inlined
+            path = paths.resolve(paths.PICTURE, paths.Written(src, deck.path, 1, 1), deck.path, allowed)
+            data = path.read_bytes()
+        except (SlidegenError, OSError):
             return None
+        kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return f"data:{kind};base64,{base64.b64encode(data).decode()}"
 
     return rawimages.rewrite(text, data_url)
 

@@ -28,8 +28,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import paths
 from .deck import Deck
-from .snippets import project_root
+from .paths import project_root
 
 _RANGE_PART = re.compile(r"(\d+)(?:\s*-\s*(\d*))?")
 
@@ -52,22 +53,13 @@ def skipped(frontmatter: dict[str, object]) -> bool:
     return any(frontmatter.get(key) is True for key in ("hide", "disabled"))
 
 
-def target(value: object, importer: Path, deck: Path) -> Target:
-    """The file and range ``src: value`` names, written in ``importer``, for the deck at ``deck``."""
+def target(value: object, importer: Path, deck: Path, line: int, col: int) -> Target:
+    """The file and range ``src: value`` names, written at ``line``, ``col`` of ``importer``, for the deck at
+    ``deck``; a path that names no readable file inside the project is a located error there."""
     if not isinstance(value, str) or not value.strip():
         raise ImportProblem("src: names the Markdown file whose slides replace this one, e.g. src: ./part.md")
     written, _, wanted = value.strip().partition("#")
-    if "://" in written:
-        raise ImportProblem(f"src: '{written}' is remote: decks work offline, so save the file beside the deck")
-    base = Path(deck).resolve().parent if written.startswith("/") else Path(importer).resolve().parent
-    path = (base / written.lstrip("/")).resolve()
-    root = project_root(deck)
-    if not path.is_relative_to(root):
-        raise ImportProblem(f"src: '{written}' resolves to {path}, outside the project ({root}); "
-                            "import slides from inside it")
-    if not path.is_file():
-        raise ImportProblem(f"src: '{written}' not found (looked for {path}); a path starting with / is relative "
-                            "to the deck's folder, others to the file that imports it")
+    path = paths.resolve(paths.IMPORT, paths.Written(written, Path(importer), line, col), deck, project_root(deck))
     return Target(path, wanted.strip())
 
 

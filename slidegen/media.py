@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import rawimages
+from . import paths, rawimages
 from .background import of_slide
 from .components import run_problem, run_refs
 from .deck import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
@@ -74,7 +74,7 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root:
     own folder for a deck outside ``root``; its first bytes must be the format its extension says.
     """
     media = Media()
-    allowed = _allowed_root(deck.path, root)
+    allowed = paths.allowed_root(deck.path, root)
     for src, line, where in image_sites(deck):
         if src in media.html:
             continue
@@ -100,7 +100,7 @@ def resolve_media(deck: Deck, render_figure: FigureRenderer | None = None, root:
 def picture_problems(deck: Deck, root: Path | None = None) -> list[Diagnostic]:
     """Every picture file (not figure) of ``deck`` that :func:`resolve_media` would stop on, each once
     at its line: what ``slidegen check`` reports without building."""
-    allowed = _allowed_root(deck.path, root)
+    allowed = paths.allowed_root(deck.path, root)
     seen: set[str] = set()
     out: list[Diagnostic] = []
     for src, line, where in image_sites(deck):
@@ -118,22 +118,7 @@ def resolve_picture(deck: Deck, src: str, line: int, allowed: Path, where: Path 
     """The file behind one picture ``src`` (for HTML) and its raster (for PowerPoint); a located error if none
     (in ``where``, the file that names it: the deck's by default)."""
     where = where or deck.path
-    if "://" in src:
-        raise SlidegenError(
-            where, line, 1, f"image '{src}' is remote: decks work offline, so save it beside the deck"
-        )
-    try:
-        path = (deck.path.parent / src).resolve()
-        found = path.is_file()
-    except (OSError, ValueError, RuntimeError):  # a NUL, a name too long, a symlink loop
-        path, found = deck.path.parent / src, False
-    if not found:
-        raise SlidegenError(
-            where, line, 1, f"image '{src}' not found (looked for {path}); check the path, relative to the deck"
-        )
-    if not path.is_relative_to(allowed):
-        raise SlidegenError(where, line, 1, f"image '{src}' resolves to {path}, outside the project "
-                            f"({allowed}); decks may only show pictures inside it")
+    path = paths.resolve(paths.PICTURE, paths.Written(src, where, line, 1), deck.path, allowed)
     if path.suffix.lower() not in WEB:
         raise SlidegenError(where, line, 1, f"image '{src}' is not PNG, JPEG, GIF, SVG or WebP")
     _check_format(deck, line, src, path, where)
@@ -143,16 +128,10 @@ def resolve_picture(deck: Deck, src: str, line: int, allowed: Path, where: Path 
             where, line, 1,
             f"image '{src}' has no raster twin for PowerPoint: add {raster.name} beside it",
         )
+    if raster != path:  # the twin may be a link of its own: it too must lead to a readable file in the project
+        raster = paths.resolve(paths.PICTURE, paths.Written(str(raster), where, line, 1), deck.path, allowed)
     _check_format(deck, line, src, raster, where)
     return path, raster
-
-
-def _allowed_root(deck_path: Path, root: Path | None) -> Path:
-    """The folder a deck's pictures must lie in: the project, or the deck's folder when the deck is outside it."""
-    folder = deck_path.parent.resolve()
-    if root is not None and folder.is_relative_to(root.resolve()):
-        return root.resolve()
-    return folder
 
 
 #: How each picture format begins (SVG: its root element within the first few KB).

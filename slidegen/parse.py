@@ -230,7 +230,7 @@ def _expand(build: _Build, source: _Source, part: _Part, inherit: _Inherit, chai
         build.sites.append(d.ImportSite(source.path, line, dict(front.data), at))
         return
     try:
-        found = imports.target(front.data["src"], source.path, build.deck)
+        found = imports.target(front.data["src"], source.path, build.deck, line, col)
     except imports.ImportProblem as problem:
         raise SlidegenError(source.path, line, col, str(problem)) from None
     if found.path in chain:

@@ -15,6 +15,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import paths
+from .paths import project_root
+
 #: A region marker in the common comment styles: ``# #region name``, ``// region name``...
 _MARKER = re.compile(r"^\s*(?:#|//|<!--|/\*)\s*#?(?P<end>end)?region\b"
                      r"[ \t]*(?P<name>[\w.-]*?)[ \t]*(?:-->|\*/)?[ \t]*$")
@@ -33,32 +36,19 @@ class Snippet:
     """The file, resolved."""
 
 
-def project_root(deck_path: Path) -> Path:
-    """The folder ``@/`` names for a deck: the nearest ancestor that holds ``decks/``."""
-    folder = Path(deck_path).resolve().parent
-    for parent in (folder, *folder.parents):
-        if (parent / "decks").is_dir():
-            return parent
-    return folder
-
-
-def load_snippet(written: str, region: str, deck_path: Path) -> Snippet:
-    """The code of snippet ``written`` (``@/a/b.py`` or ``b.py``), region ``region`` ("" for all)."""
-    root = project_root(deck_path)
-    base = root if written.startswith("@/") else Path(deck_path).resolve().parent
-    path = (base / written.removeprefix("@/")).resolve()
-    if not path.is_relative_to(root):
-        raise SnippetError(f"snippet '{written}' lies outside the project ({root}); "
-                           "import code from inside the project")
-    if not path.is_file():
-        raise SnippetError(f"snippet file '{written}' not found (looked for {path}); "
-                           "'@/' names the project root, other paths are relative to the deck")
-    if path.stat().st_size > MAX_BYTES:
-        raise SnippetError(f"snippet file '{written}' is over {MAX_BYTES:,} bytes; import a region of it")
+def load_snippet(written: str, region: str, deck_path: Path, line: int, col: int) -> Snippet:
+    """The code of snippet ``written`` (``@/a/b.py`` or ``b.py``), region ``region`` ("" for all), written
+    at ``line``, ``col`` of ``deck_path``; a path that names no readable file is a located error there."""
+    path = paths.resolve(paths.SNIPPET, paths.Written(written, Path(deck_path), line, col), deck_path,
+                         project_root(deck_path))
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise SnippetError(f"snippet file '{written}' is over {MAX_BYTES:,} bytes; import a region of it")
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise SnippetError(f"snippet file '{written}' is not UTF-8 text") from None
+    except OSError as error:  # changed since it was checked
+        raise SnippetError(f"snippet file '{paths.shown(written)}' {paths.unusable(error)}") from None
     lines = text.replace("\r\n", "\n").split("\n")
     lines = _region(lines, region, written) if region else [line for line in lines if not _MARKER.match(line)]
     code = textwrap.dedent("\n".join(lines)).strip("\n")

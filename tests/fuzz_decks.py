@@ -2,7 +2,8 @@
 
 Each case is ``(deck bytes, results.md bytes or None)``, drawn from one ``random.Random``:
 pieces of every construct the parser knows (separators, YAML, fences, comments, references
-and filters, layouts and slots, math, tables, clicks, images, links), Unicode edge cases and
+and filters, layouts and slots, math, tables, clicks, images, links, files named by path as
+pictures, snippets and imports, with paths no file system takes), Unicode edge cases and
 control characters, huge and deeply nested input, then byte-level damage (invalid UTF-8,
 CRLF, CR-only line endings, a BOM, truncation).
 """
@@ -20,6 +21,12 @@ FILTERS = ["", " | pm", " | pct", " | sci", " | int", " | nope", " | pm | pct", 
            " | fmt(\".{n}f\")", " | fmt(\"{n}\")", " | fmt('>,.2f')", " | fmt(\"\\\"\")", " |", " | literal"]
 LANGS = ["", "py", "python {2-3|5}", "js {*}", "yaml", "mcschema", "postgresql", "prolog", "nixos", "gdscript",
          "solidity", "nosuchlang", "py {99}", "py {a-b}", "py {3-1}", "py {|}", "text", "html", "md"]
+#: Paths of files a deck names (a picture, an imported part, a snippet) that no file system takes or that cannot
+#: be read: too long (one name, or the whole path), and tests/test_fuzz.py's ``parts/loop.*`` (symbolic links to
+#: themselves) and ``parts/locked.*`` (mode 000) of each kind.
+BAD_PATHS = ["a" * 4000 + ".png", "parts/" + "a/" * 2100 + "x.md", "n" * 300 + ".py", "../" * 1400 + "etc/passwd",
+             *(f"parts/{name}.{ext}" for name in ("loop", "locked") for ext in ("png", "md", "py")), "parts/",
+             "parts/loop.png/x.png", "a\x00b.md"]
 ODD = ["\u202e", "\u200b", "\u0301", "😀", "\ufeff", "\ufffe", "\uffff", "\x00", "\x01", "\x0b", "\x1b", "\x7f",
        "\u2028", "\u00a0", "𝔘", "\t", "\\", "`", "*", "_", "~", "|", "<", ">", "&", "\"", "'", "{", "}", "$", "#",
        "[", "]", "(", ")", "!", ":", "-", "=", "%", "\U0010ffff", "ﬁ", "İ", "ß"]
@@ -45,14 +52,14 @@ def _yaml(r: random.Random) -> str:
     lines = []
     for _ in range(r.randint(0, 5)):
         key = r.choice(["title", "layout", "image", "id", "class", "chapter", "summary", "author", "clicks",
-                        "background", "theme", "transition", "x"])
+                        "background", "theme", "transition", "x", "src"])
         value = r.choice([
             _text(r, 3), r.choice(LAYOUTS), '"' + _ref(r) + '"', str(r.randint(-5, 10 ** r.randint(1, 30))),
             "'" + "t" * r.randint(0, 400) + "'", "pic.png", "null", "yes", "2024-01-01",
         ]) if r.random() < 0.85 else r.choice([
             "[a, b", "{a: 1}", "- x", "&a [*a, *a]", "!!python/object:os.system", "|\n  block\n  text",
             '"\\ud83d\\ude00"', '"\\x01\\uFFFE"', "~", "../../etc/passwd", "/etc/hostname", "fig:ch01.nope",
-            "secret.png", _text(r, 3), "[" * r.choice([19, 25, 990]) + "]" * 990,
+            "secret.png", _text(r, 3), "[" * r.choice([19, 25, 990]) + "]" * 990, r.choice(BAD_PATHS),
         ])
         lines.append(f"{key}: {value}" if r.random() < 0.98 else f"{key}:{value}")
     if r.random() < 0.05:
@@ -101,10 +108,10 @@ def _block(r: random.Random, depth: int = 0) -> str:
                          f"<v-click>{_text(r)}</v-click>", "<v-click>", "</v-click>", "<v-click at=\"x\">",
                          f"<v-clicks depth=\"2\">\n\n{inner}\n</v-clicks>"])
     if kind == 9:
-        return "![" + _text(r, 2) + "](" + r.choice(["pic.png", "missing.png", "fig:ch01.nope", "/etc/hostname",
-                                                     "../../../etc/passwd", "http://example.com/x.png",
-                                                     "secret.png", "pic.svg", "", "a b.png", "pic.png \"t\"",
-                                                     "%00.png", "pic.PNG", "data:image/png;base64,AAAA"]) + ")"
+        return _file_ref(r, r.choice(["pic.png", "missing.png", "fig:ch01.nope", "/etc/hostname",
+                                      "../../../etc/passwd", "http://example.com/x.png", "secret.png", "pic.svg",
+                                      "", "a b.png", "pic.png \"t\"", "%00.png", "pic.PNG",
+                                      "data:image/png;base64,AAAA", *BAD_PATHS]))
     if kind == 10:
         return "[" + _text(r, 2) + "](" + r.choice(["01-x.md#id", "#nope", "02-y.md", "javascript:alert(1)",
                                                     "http://e.com", "", "<>", "01-x.md#" + _word(r)]) + ")"
@@ -129,6 +136,18 @@ def _block(r: random.Random, depth: int = 0) -> str:
     if kind == 18:
         return _text(r) + "  \n" + _text(r) + "\\\n" + _text(r)
     return _text(r, 20)
+
+
+def _file_ref(r: random.Random, path: str) -> str:
+    """A file named by ``path``: as a picture, a raw ``<img>``, a ``<<<`` snippet or a ``src:`` import."""
+    form = r.randrange(4)
+    if form == 1:
+        return f'<img src="{path}" alt="{_word(r)}">'
+    if form == 2:
+        return "<<< " + r.choice(["", "./", "@/", "@/decks/"]) + path + r.choice(["", "#region", " py {2}"])
+    if form == 3:
+        return "---\nsrc: " + r.choice(["", "./", "/"]) + path + r.choice(["", "#1", "#2-3"]) + "\n---"
+    return "![" + _text(r, 2) + "](" + path + ")"
 
 
 def deck(r: random.Random) -> str:
@@ -219,7 +238,12 @@ def case(seed: int) -> tuple[bytes, bytes | None, bytes]:
     r = random.Random(seed)
     main_deck = damage(r, deck(r))
     res = None if r.random() < 0.1 else damage(r, results(r)) if r.random() < 0.3 else results(r).encode()
-    other = damage(r, deck(r)) if r.random() < 0.3 else b"---\ntitle: Other\n---\n\n# Other {#id}\n\ntext\n"
+    other = b"---\ntitle: Other\n---\n\n# Other {#id}\n\ntext\n"
+    roll = r.random()
+    if roll < 0.3:
+        other = damage(r, deck(r))
+    elif roll < 0.5:  # a deck whose one error, if any, is the path it names: so it is reached
+        other += ("\n" + _file_ref(r, r.choice(BAD_PATHS)) + "\n").encode()
     return main_deck, res, other
 
 

@@ -131,27 +131,6 @@ def test_an_unknown_style_is_an_error_at_the_headmatter(tmp_path: Path) -> None:
     ]
 
 
-def test_the_projects_fact_statuses_are_those_of_the_fact_sheet() -> None:
-    """The project's copy of the statuses it cites agrees with the fact sheet, where the sheet is at hand."""
-    import re
-
-    import pytest
-
-    from slidegen.library import load_library
-
-    repo = Path(__file__).resolve().parents[1]
-    sheet = next((p for p in (repo.parent / "shared" / "facts.md", Path("/work/shared/facts.md")) if p.is_file()), None)
-    if sheet is None:
-        pytest.skip("the fact sheet (../shared/facts.md) is not beside this checkout")
-    statuses = {}
-    for line in sheet.read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 3 and re.fullmatch(r"S\d\d\.\w+", cells[0]):
-            statuses[cells[0]] = cells[-1]
-    facts = load_library(repo).cited.facts
-    assert facts and {k: statuses.get(k) for k in facts} == dict(facts)
-
-
 def test_a_malformed_style_is_an_error_at_its_line(tmp_path: Path) -> None:
     make_project(tmp_path, {"01-a.md": SHOWN + "\n" + ALL_WORKS[9:]})
     (tmp_path / "styles" / "harvard-cite-them-right.csl").write_text(

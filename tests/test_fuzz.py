@@ -62,6 +62,17 @@ def size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
+def paths_to_nothing(folder: Path) -> None:
+    """The files of fuzz_decks.BAD_PATHS: ``loop.*``, symbolic links to themselves, and ``locked.*``, of mode 000
+    (readable all the same when the tests run as root)."""
+    folder.mkdir()
+    for ext in ("png", "md", "py"):
+        (folder / f"loop.{ext}").symlink_to(f"loop.{ext}")
+        locked = folder / f"locked.{ext}"
+        locked.write_bytes(PNG if ext == "png" else b"# Locked\n")
+        locked.chmod(0)
+
+
 def warm_up(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Build one deck with code, display math and a picture, untimed: the first build imports
     matplotlib, Pygments' lexers and python-pptx, seconds that are no case's fault."""
@@ -90,6 +101,7 @@ def test_fuzzed_decks_give_success_or_located_errors(tmp_path: Path, monkeypatch
         (root / "decks" / "02-y.md").write_bytes(other)
         (root / "decks" / "pic.png").write_bytes(PNG)
         (root / "decks" / "secret.png").write_bytes(b"not a picture\n")
+        paths_to_nothing(root / "decks" / "parts")
         if results is not None:
             (root / "results").mkdir()
             (root / "results" / "results.md").write_bytes(results)

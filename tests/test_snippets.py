@@ -85,7 +85,7 @@ def test_the_html_shows_the_imported_code(project: Path):
     ("<<< @/model/nope.py", "snippet file '@/model/nope.py' not found"),
     ("<<< @/model/net.py#forwrd", "region 'forwrd' not found in '@/model/net.py'; did you mean 'forward'?"),
     ("<<< @/model/net.py#zzz", "region 'zzz' not found in '@/model/net.py'; its regions are forward, inner, method"),
-    ("<<< @/../outside.py", "lies outside the project"),
+    ("<<< @/../outside.py", "outside the project"),
     ("<<< @/model/net.py#forward {9}", "bad highlight range '{9}'"),
 ])
 def test_a_bad_snippet_is_an_error_at_its_line(project: Path, body: str, message: str):
