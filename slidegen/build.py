@@ -191,6 +191,9 @@ def build(
     html_dir = html_dir or out / "html"
     targets = list(paths) if paths else project.deck_paths()
     report = BuildReport()
+    if not paths:  # a deck file no build can read: its error, and the other decks built
+        report.diagnostics += [Diagnostic(f"{display_path(p.parent)}/{p.name}", 1, 1, f"cannot read the deck: {why}")
+                               for p, why in project.unusable_decks()]
     todo = incremental.Todo.make(project, targets, tuple(formats), out, html_dir, notes, scale, force,
                                  with_clicks=with_clicks, animate=animate, single_file=single_file)
     every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing

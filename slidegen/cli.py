@@ -204,7 +204,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise UsageError("--with-clicks prints each click of a slide to PDF or PNG: add pdf or png to --to")
     paths = resolve_decks(project, args.decks) if args.decks else None
     start = time.perf_counter()
-    if not args.force:  # nothing changed: said from the manifest and file bytes, without loading the writers
+    if not args.force and not (paths is None and project.unusable_decks()):
+        # nothing changed: said from the manifest and file bytes, without loading the writers (a deck file
+        # that cannot be read goes through the build, which reports it)
         from .incremental import up_to_date
 
         warnings = up_to_date(project, paths or project.deck_paths(), formats, args.out or project.build_dir,
@@ -312,7 +314,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
     if not args.quiet:
-        print(f"{len(project.deck_paths())} deck(s) checked: {errors} error(s), {warnings} warning(s)")
+        checked = len(project.deck_paths()) + len(project.unusable_decks())
+        print(f"{checked} deck(s) checked: {errors} error(s), {warnings} warning(s)")
     return 1 if errors else 0
 
 

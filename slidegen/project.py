@@ -18,6 +18,7 @@ Patterns are globs relative to the project root whose first folder is a package
 from __future__ import annotations
 
 import difflib
+import errno
 import functools
 import re
 import tomllib
@@ -89,10 +90,27 @@ class Project:
         return read_layout(self.root / "pyproject.toml")
 
     def deck_paths(self) -> list[Path]:
-        """Every deck, numbered decks first in name order, then the others (the glossary)."""
-        paths = sorted(self.decks_dir.glob("*.md"))
+        """Every deck a build can read, numbered decks first in name order, then the others (the glossary);
+        the rest are :meth:`unusable_decks`."""
+        paths = [p for p in sorted(self.decks_dir.glob("*.md")) if _usable(p) is None]
         numbered = [p for p in paths if p.name[:2].isdigit()]
         return numbered + [p for p in paths if p not in numbered]
+
+    def unusable_decks(self) -> list[tuple[Path, str]]:
+        """The ``decks/*.md`` no build can read (a symbolic link that loops or leads nowhere), each with why."""
+        found = [(p, _usable(p)) for p in sorted(self.decks_dir.glob("*.md"))]
+        return [(p, why) for p, why in found if why is not None]
+
+
+def _usable(path: Path) -> str | None:
+    """Why the deck file at ``path`` cannot be read, or None when it can."""
+    try:
+        path.resolve(strict=True)
+    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop (Python < 3.13)
+        if isinstance(error, RuntimeError) or getattr(error, "errno", None) == errno.ELOOP:
+            return "its symbolic links loop; point the link at a file or remove it"
+        return f"{getattr(error, 'strerror', None) or error}; fix the link or remove the file"
+    return None
 
 
 def find_project(start: Path | None = None) -> Project:

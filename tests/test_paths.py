@@ -141,3 +141,21 @@ def test_a_pictures_raster_twin_is_checked_as_the_picture_is(root: Path, tmp_pat
     assert run(root, "image", "parts/d.svg") == [
         f"decks/01-x.md:3:1: error: image '{twin}' resolves to {(tmp_path.parent / 'secret.png').resolve()}, outside "
         f"the project ({root}); a deck may only use files inside it"] * 2
+
+
+@pytest.mark.parametrize("target", ["02-loop.md", "missing.md"])
+def test_a_deck_file_no_build_can_read_is_its_error_and_the_others_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    (tmp_path / "decks").mkdir()
+    (tmp_path / "decks" / "01-a.md").write_text("# A\n\nfine\n", encoding="utf-8")
+    (tmp_path / "decks" / "02-loop.md").symlink_to(target)  # a link to itself, or to nothing
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):  # built, then nothing to write: the error all the same
+        assert main(["build", "--to", "html"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("decks/02-loop.md:1:1: error: cannot read the deck: ")
+        assert ("symbolic links loop" in err) == (target == "02-loop.md")
+    assert (tmp_path / "build" / "html" / "01-a.html").is_file()
+    assert main(["check"]) == 1
+    assert "2 deck(s) checked: 1 error(s)" in capsys.readouterr().out
