@@ -151,6 +151,8 @@ def test_the_wheel_and_sdist_carry_the_web_assets_and_not_node_modules(installed
         assert vendor + "mermaid/dist/mermaid.min.js" in names
     assert not [n for n in names if "node_modules" in n and not n.startswith(vendor)]
     assert "slidegen/templates/deck.html.j2" in names
+    tops = {name.split("/", 1)[0] for name in names}
+    assert not tops & {"model", "figures"}, tops  # only the compiler: the project's code stays the project's
     sdist = next(Path(installed["tmp"], "dist").glob("slidegen-*.tar.gz"))  # type: ignore[arg-type]
     with tarfile.open(sdist) as tar:
         assert any(n.endswith(vendor + "reveal.js/dist/reveal.js") for n in tar.getnames())
