@@ -67,6 +67,19 @@ def test_mermaids_version_is_its_package_json_else_a_digest_of_the_script(tmp_pa
     assert "mermaid/package.json" in BUNDLED  # what the wheel carries
 
 
+def test_drawing_a_picture_without_playwright_is_a_one_line_setup_error(tmp_path, monkeypatch):
+    import sys
+
+    from slidegen.pdf import ChromiumMissing
+
+    needs.chromium()
+    monkeypatch.setitem(sys.modules, "playwright", None)  # installed with --no-deps: an ImportError, not exit 70
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", None)
+    job = snapshot.diagram_job("mermaid:x", "flowchart LR\n  a --> b", "decks/a.md", 3)
+    with pytest.raises(ChromiumMissing, match="pip install playwright"):
+        snapshot.Pictures(tmp_path / "cache").draw([job])
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     needs.chromium()
