@@ -83,6 +83,25 @@ def test_the_starter_project_builds_and_passes_check_strict(tmp_path: Path, monk
     assert capsys.readouterr().out.endswith("1 deck(s) checked: 0 error(s), 0 warning(s)\n")
 
 
+def test_serve_previews_the_starter_project_with_no_warning(tmp_path: Path) -> None:
+    import signal
+    import urllib.request
+
+    from test_cli import _serve
+
+    init_project(tmp_path / "talk")
+    process, line = _serve(tmp_path / "talk")
+    try:
+        url = line.split()[1]
+        with urllib.request.urlopen(url + "01-first-talk.html", timeout=30) as response:
+            page = response.read().decode("utf-8")
+        assert response.status == 200 and "<ema-window" in page and "(Kingma and Ba, 2014)" in page
+        assert 'id="slidegen-banner"' not in page  # no warning to show
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+
+
 @pytest.mark.parametrize("name", ["", *Parsers().sub])
 def test_every_commands_help_ends_with_examples_and_the_authoring_guide(name: str) -> None:
     parsers = Parsers()
