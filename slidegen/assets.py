@@ -51,9 +51,16 @@ BUNDLED = (
     "katex/dist/katex.min.css",
     "katex/dist/fonts/*.woff2",
     "mermaid/dist/mermaid.min.js",
+    # each package's version (Mermaid's is part of every diagram picture's cache key) and licence notice
+    "reveal.js/package.json",
+    "reveal.js/LICENSE",
+    "katex/package.json",
+    "katex/LICENSE",
+    "mermaid/package.json",
+    "mermaid/LICENSE",
 )
 #: Which of :data:`BUNDLED` a wheel may go without (diagrams are drawn only by decks that have them).
-OPTIONAL = ("mermaid/dist/mermaid.min.js",)
+OPTIONAL = ("mermaid/dist/mermaid.min.js", "mermaid/package.json", "mermaid/LICENSE")
 #: Where an installed slidegen keeps the files of :data:`BUNDLED`, laid out as node_modules is.
 BUNDLED_DIR = Path(__file__).resolve().parent / "_vendor" / "node_modules"
 

@@ -29,6 +29,7 @@ from .citestyle import Cluster, Formatted, Reference
 from .errors import Diagnostic, SlidegenError, display_path
 from .library import Library
 from .mdplugins.cites import find_cites
+from .project import key_line
 
 #: The layout of a references slide.
 REFERENCES_LAYOUT = "references"
@@ -69,14 +70,14 @@ def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]
                     hint = _did_you_mean(item.key, entries)
                     problems.append(Diagnostic(display_path(deck.slide_path(slide)), item.line or 1, item.col or 1,
                                                f"unknown citation key '{item.key}'{hint}"))
-    name = library.style_name(deck.headmatter)
-    if name is None or name not in library.styles:
-        problems.append(_style_problem(path, deck, library, name))
+    style = library.style_path(deck.headmatter)
+    if style is None:
+        problems.append(_style_problem(path, deck, library))
         return deck, problems
     good = [c for slide_cites in written for c in slide_cites if all(i.key in entries for i in c.items)]
     extra = [key for keys in pulled for key in keys]
     try:
-        formatted = library.style(name).format(
+        formatted = library.style(style).format(
             [Cluster(tuple((i.key, i.locator, i.prefix) for i in c.items), c.in_text) for c in good], extra)
     except SlidegenError as error:
         return deck, [*problems, error.diagnostic]
@@ -295,16 +296,11 @@ def _did_you_mean(word: str, choices: Any) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _style_problem(path: str, deck: d.Deck, library: Library, name: str | None) -> Diagnostic:
+def _style_problem(path: str, deck: d.Deck, library: Library) -> Diagnostic:
+    """Why the deck has no style, at its ``csl:`` (or at ``[tool.slidegen] csl`` when that names it)."""
     first = deck.slides[0] if deck.slides else None
     line, col = first.frontmatter_at.get("csl", (1, 1)) if first else (1, 1)
-    if not library.styles:
-        return Diagnostic(path, line, col, "the deck cites works but the project has no CSL style: "
-                                           "put one in styles/ (e.g. styles/harvard-cite-them-right.csl)")
-    if name is None:
-        return Diagnostic(path, line, col, "several CSL styles in styles/: name one in the headmatter, "
-                                           f"e.g. csl: {next(iter(library.styles))}")
-    starts = [style for style in library.styles if style.startswith(name)]
-    hint = f" (did you mean '{starts[0]}'?)" if starts else _did_you_mean(name, library.styles)
-    return Diagnostic(path, line, col, f"unknown CSL style '{name}'{hint}; the styles are "
-                                       f"{', '.join(library.styles)}")
+    if "csl" not in deck.headmatter and library.configured:
+        pyproject = library.root / "pyproject.toml"
+        return Diagnostic(display_path(pyproject), key_line(pyproject, "csl"), 1, library.style_problem({}))
+    return Diagnostic(path, line, col, library.style_problem(deck.headmatter))

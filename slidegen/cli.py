@@ -1,4 +1,4 @@
-"""The command line: ``slidegen build | run | check | serve | inspect | list | results diff``.
+"""The command line: ``slidegen init | build | run | check | serve | inspect | list | results diff``.
 
 Exit codes: 0 fine, 1 problems in the content (each printed as ``file:line:col: error: ...``),
 2 usage errors (with the subcommand's usage), 70 a bug in slidegen ("internal error, please
@@ -88,6 +88,76 @@ class _Version(argparse._VersionAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+#: Where ``--help`` of every command points for writing decks.
+GUIDE = 'Writing decks: the "Authoring guide" section of slidegen\'s README.'
+
+_LIST_EXAMPLES = (
+    ("slidegen list decks", "every deck: file, slides, title"),
+    ("slidegen list keys 'ch01.val_*'", "result keys as slides print them, and the slides citing them"),
+    ("slidegen list figures", "registered figures and the slides showing them"),
+)
+_DIFF_EXAMPLES = (
+    ("slidegen results diff", "results whose printed values changed since the last commit"),
+    ("slidegen results diff main -v", "since the branch main, every changed value"),
+)
+#: Two or three examples closing each command's ``--help`` (the top-level parser's under "").
+EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "": (
+        ("slidegen init talk && cd talk", "a small working project to start from"),
+        ("slidegen serve", "live preview, rebuilt and reloaded on save"),
+        ("slidegen build --to html,pptx,pdf", "every deck to HTML, PowerPoint and PDF"),
+    ),
+    "init": (
+        ("slidegen init talk", "a new project in talk/ (created; refused if it holds anything)"),
+        ("slidegen init", "a new project in the current folder, when it is empty"),
+    ),
+    "build": (
+        ("slidegen build", "every deck to HTML and PowerPoint, into build/"),
+        ("slidegen build 01 --to html,pdf", "deck 01 to HTML and PDF"),
+        ("slidegen build --to png --with-clicks", "a picture per click of every slide"),
+    ),
+    "serve": (
+        ("slidegen serve", "preview on http://127.0.0.1:8000, rebuilt and reloaded on save"),
+        ("slidegen serve --port 0 --open", "any free port, opened in the web browser"),
+    ),
+    "check": (
+        ("slidegen check", "every problem `build` would stop on, each as file:line:col"),
+        ("slidegen check --strict", "also numbers typed by hand (what CI runs)"),
+    ),
+    "run": (
+        ("slidegen run", "every experiment whose code or settings changed"),
+        ("slidegen run ch01 --jobs 2", "chapter 1's experiments, in two processes"),
+        ("slidegen run --list", "the experiments and their state, running nothing"),
+    ),
+    "inspect": (
+        ("slidegen inspect 01", "a summary of deck 01: slides, layouts, references"),
+        ("slidegen inspect 01 --json", "the whole parsed deck as JSON"),
+    ),
+    "results": _DIFF_EXAMPLES,
+    "results diff": _DIFF_EXAMPLES,
+    "list": _LIST_EXAMPLES,
+    "list decks": _LIST_EXAMPLES,
+    "list keys": _LIST_EXAMPLES,
+    "list figures": _LIST_EXAMPLES,
+}
+
+
+def epilog(examples: Sequence[tuple[str, str]]) -> str:
+    """The end of a ``--help``: the examples, each with what it does, then where the authoring guide is."""
+    width = max(len(command) for command, _ in examples) + 2
+    lines = [f"  {command.ljust(width)}{what}" for command, what in examples]
+    return "examples:\n" + "\n".join(lines) + "\n\n" + GUIDE
+
+
+class _Help(argparse.HelpFormatter):
+    """argparse's help, the examples of the epilog kept line by line (descriptions are wrapped as usual)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 class Parsers:
     """The top-level parser and each subcommand's, so an unknown flag is reported with its subcommand's usage."""
 
@@ -107,6 +177,14 @@ class Parsers:
             parser = commands.add_parser(name, parents=[common], **kwargs)
             self.sub[name] = parser
             return parser
+
+        init = add("init", help="write a small working project into a new or empty folder",
+                   description="Write a small working project: a deck showing the main syntax with speaker "
+                   "notes, results/results.md with a row a slide shows, references.bib with a work a slide "
+                   "cites, and a component in components/. `build`, `check` and `serve` accept it at once.")
+        init.add_argument("dir", nargs="?", default=".", metavar="DIR",
+                          help="the project's folder: created when missing, refused when it holds anything "
+                          "(default: the current folder)")
 
         build = add("build", help="build decks to HTML, PowerPoint, PDF or Markdown for other tools",
                     description="Build decks (default: every deck in decks/). A deck is named by path, "
@@ -170,6 +248,9 @@ class Parsers:
         self.sub["list keys"] = keys
         self.sub["list figures"] = what.add_parser("figures", parents=[common],
                                                    help="registered figures and the slides showing them")
+        for name, parser in [("", self.top), *self.sub.items()]:
+            parser.epilog = epilog(EXAMPLES[name])
+            parser.formatter_class = _Help
 
     def parse(self, argv: Sequence[str] | None) -> argparse.Namespace:
         """Parse ``argv``; an unknown option is an error printed with its subcommand's usage (exit 2)."""
@@ -188,6 +269,23 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 # ---------------------------------------------------------------------- commands
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    import shlex
+
+    from .scaffold import init_project
+
+    target = Path(args.dir)
+    written = init_project(target)
+    if not args.quiet:
+        where = display_path(target.resolve())
+        print(f"wrote a slidegen project into {where}/:")
+        for path in written:
+            print(f"  {path.relative_to(target).as_posix()}")
+        step = "" if target.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(args.dir)} && "
+        print(f"next: {step}slidegen serve   (or slidegen build, slidegen check --strict)")
+    return 0
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -386,8 +484,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"build": cmd_build, "run": cmd_run, "check": cmd_check, "results": cmd_results, "inspect": cmd_inspect,
-            "serve": cmd_serve, "list": cmd_list}
+COMMANDS = {"init": cmd_init, "build": cmd_build, "run": cmd_run, "check": cmd_check, "results": cmd_results,
+            "inspect": cmd_inspect, "serve": cmd_serve, "list": cmd_list}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -57,14 +57,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Handle ``slidegen run``."""
     from rich.console import Console
 
+    from .discover import experiment_modules
+    from .errors import SlidegenError
     from .runner import run_experiments
 
     project = find_project()
     out, err = Console(), Console(stderr=True)
-    require_experiments()
-    if args.list:
-        list_experiments(project, out)
+    if args.list:  # listed from the cache of what each module registers where it is current: torch only otherwise
+        try:
+            list_experiments(project, out)
+        except SlidegenError:
+            require_experiments()  # a module failed to import for want of torch: say what to install
+            raise
         return 0
+    if experiment_modules(project):  # a project without experiments still writes its cited rows
+        require_experiments()
     start = time.perf_counter()
     report = run_experiments(
         project, args.targets, jobs=args.jobs, force=args.force, quick=args.quick, executor=args.executor,
@@ -127,12 +134,17 @@ def list_experiments(project: Project, console: Any) -> None:
     from .discover import discover
     from .runner import Store, is_current
 
+    infos = discover(project)
+    if not infos:
+        console.print(f"no experiments: no module matches [tool.slidegen] experiments = {project.layout.experiments!r}",
+                      markup=False, highlight=False, soft_wrap=True)
+        return
     store = Store.of(project)
     results = store.read_results()
     table = Table(box=None, header_style="bold")
     for column in ("id", "description", "last run", "state"):
         table.add_column(column, justify="right" if column == "last run" else "left")
-    for info in discover(project).values():
+    for info in infos.values():
         record = store.record(info.id)
         duration = "—" if record is None else _seconds(record.duration)
         state = "never run" if record is None else "current" if is_current(info, store, results) else "stale"

@@ -269,7 +269,10 @@ class Inputs:
         if self._library is None:
             root = self.project.root
             files = [root / "references.bib", root / "results" / "cited.yaml", *sorted((root / "styles").glob("*.csl"))]
-            self._library = _json_digest({path.name: self.file(path) for path in files})
+            configured = self.project.layout.csl  # [tool.slidegen] csl: its name, and the file a path names
+            if configured.endswith(".csl"):
+                files.append(root / configured)
+            self._library = _json_digest({"csl": configured, **{path.name: self.file(path) for path in files}})
         return self._library
 
     def figure_code(self) -> str:

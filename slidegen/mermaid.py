@@ -8,6 +8,7 @@ the slide theme's colours and fonts, strict security (no scripts or links from d
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -28,9 +29,16 @@ def script_path() -> Path:
 
 
 def version() -> str:
-    """The installed Mermaid's version (part of every diagram picture's cache key)."""
-    meta = script_path().parent.parent / "package.json"
-    return str(json.loads(meta.read_text(encoding="utf-8")).get("version", ""))
+    """The installed Mermaid's version (part of every diagram picture's cache key): its ``package.json``'s,
+    which a wheel carries beside the script; else a digest of the script itself (a copy without it)."""
+    script = script_path()
+    try:
+        meta = json.loads((script.parent.parent / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = None
+    if isinstance(meta, dict) and meta.get("version"):
+        return str(meta["version"])
+    return "sha256:" + hashlib.sha256(script.read_bytes()).hexdigest()[:16]
 
 
 def config() -> dict[str, object]:

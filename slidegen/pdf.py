@@ -169,8 +169,8 @@ def require_playwright() -> None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         raise ChromiumMissing(
-            "PDF output drives Chromium through the Python package playwright: install it with "
-            "`pip install playwright` (or `pip install -e '.[dev]'`); do not run `playwright install`, "
+            "PDF, PNG and the PowerPoint pictures of components and diagrams drive Chromium through the Python "
+            "package playwright, a dependency of slidegen: `pip install playwright`; do not run `playwright install`, "
             "the system's Chromium is used"
         ) from None
 

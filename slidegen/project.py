@@ -10,9 +10,13 @@ the layout slidegen has always assumed::
     figures = "figures/ch[0-9][0-9]*.py"                 # modules that register figures
     figure-registry = "figures.registry"                 # the module holding FIGURES
     figure-style = "figures.style"                       # rc() for every figure (optional module)
+    csl = "styles/apa.csl"                               # the citation style (no default: see below)
 
 Patterns are globs relative to the project root whose first folder is a package
-(``**`` crosses folders); registries and the style are dotted module names.
+(``**`` crosses folders); registries and the style are dotted module names. ``csl`` is the
+CSL style of every deck whose headmatter names none: a ``.csl`` file relative to the project
+root, or the name of one in ``styles/``; without it, the only style in ``styles/``, else
+slidegen's own author-date style (:mod:`slidegen.library`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class CodeLayout:
     """Module whose ``FIGURES`` maps figure names to figures."""
     figure_style: str = "figures.style"
     """Module whose ``rc()`` gives every figure's matplotlib settings; matplotlib's own when it does not exist."""
+    csl: str = ""
+    """The decks' citation style: a ``.csl`` file relative to the root, or a style's name; ``""``: none named."""
 
     @property
     def experiment_packages(self) -> tuple[str, ...]:
@@ -162,7 +168,8 @@ def read_layout(path: Path) -> CodeLayout:
             raise SlidegenError(*where, f"unknown key '{key}' in [{TABLE}]{hint}")
         if not isinstance(value, str) or not value.strip():
             raise SlidegenError(*where, f"[{TABLE}] {key} must be a non-empty string, not {_describe(value)}")
-        problem = _glob_problem(value) if key in _GLOBS else _module_problem(value)
+        problem = (_glob_problem(value) if key in _GLOBS else _style_problem(value) if key == "csl"
+                   else _module_problem(value))
         if problem:
             raise SlidegenError(*where, f"[{TABLE}] {key} = {value!r}: {problem}")
         values[_KEYS[key]] = value
@@ -179,6 +186,26 @@ def _glob_problem(pattern: str) -> str | None:
     if not pattern.endswith(".py"):
         return "the pattern must match Python files: end it with '.py'"
     return None
+
+
+def _style_problem(value: str) -> str | None:
+    """Why ``value`` cannot name a CSL style, or None."""
+    parts = PurePosixPath(value).parts
+    if value.endswith(".csl"):
+        if value.startswith("/") or "\\" in value or ".." in parts:
+            return "write a .csl file relative to the project root with '/' between folders, e.g. 'styles/apa.csl'"
+        return None
+    if "/" in value or "\\" in value:
+        return "a path names a .csl file: end it with '.csl'"
+    return None
+
+
+def key_line(path: Path, key: str) -> int:
+    """The line of ``key`` in the ``[tool.slidegen]`` table of ``path`` (1 when it cannot be read)."""
+    try:
+        return _line_of(path.read_text(encoding="utf-8"), key)
+    except (OSError, UnicodeDecodeError):
+        return 1
 
 
 def _module_problem(name: str) -> str | None:

@@ -125,9 +125,9 @@ class Pictures:
         todo = sorted(self.missing(jobs), key=lambda job: job.kind)  # diagrams share one page
         problems: list[Diagnostic] = []
         if todo:
-            from playwright.sync_api import Error as PlaywrightError
+            with browser() as chromium:  # no Chromium or no Playwright: ChromiumMissing, said in one line
+                from playwright.sync_api import Error as PlaywrightError
 
-            with browser() as chromium:
                 page = _new_page(chromium)
                 try:
                     for job in todo:

@@ -127,7 +127,7 @@ def test_an_unknown_style_is_an_error_at_the_headmatter(tmp_path: Path) -> None:
     make_project(tmp_path, {"01-a.md": "---\ncsl: harvard\n---\n\n" + SHOWN + "\n" + ALL_WORKS[9:]})
     assert cite_lines(tmp_path) == [
         "decks/01-a.md:2:6: error: unknown CSL style 'harvard' (did you mean 'harvard-cite-them-right'?); "
-        "the styles are harvard-cite-them-right",
+        "the styles are harvard-cite-them-right, author-date",
     ]
 
 

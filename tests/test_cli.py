@@ -239,9 +239,30 @@ def test_run_without_torch_says_what_to_install_in_one_line(project: Path, monke
     monkeypatch.setattr(cmd_run, "EXPERIMENT_NEEDS", (("torch", "no-such-dist-xyz", "training"),))
     with pytest.raises(UsageError, match=r"needs no-such-dist-xyz \(training\): pip install 'slidegen\[experiments\]'"):
         cmd_run.require_experiments()
+    fake_project.make_fake_project(project / "lab")  # a project with experiments
+    monkeypatch.chdir(project / "lab")
     assert main(["run"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("slidegen: error: running experiments needs")
+    module = project / "lab" / "model" / "experiments" / "ch99_fake.py"  # importing it needs what is missing
+    module.write_text("import torch_that_is_not_installed\n" + module.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["run", "--list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("slidegen: error: running experiments needs")
+
+
+def test_run_list_and_run_in_a_project_without_experiments_never_ask_for_torch(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def asked() -> None:
+        raise AssertionError("asked for torch")
+
+    monkeypatch.setattr(cmd_run, "require_experiments", asked)
+    assert main(["run", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert out == ("no experiments: no module matches [tool.slidegen] experiments = "
+                   "'model/experiments/ch[0-9][0-9]*.py'\n")
+    assert main(["run"]) == 0  # it brings the cited rows in line with results/cited.yaml, which needs no torch
+    assert "ran 0, 0 current" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------- serve

@@ -52,6 +52,34 @@ def test_mermaid_is_copied_into_the_assets_only_when_a_page_draws_diagrams(tmp_p
     assert (tmp_path / "b" / "assets" / "mermaid.min.js").stat().st_size > 1_000_000
 
 
+def test_mermaids_version_is_its_package_json_else_a_digest_of_the_script(tmp_path, monkeypatch):
+    from slidegen import mermaid
+
+    dist = tmp_path / "node_modules" / "mermaid" / "dist"
+    dist.mkdir(parents=True)
+    (dist / "mermaid.min.js").write_text("/* a stand-in */")
+    monkeypatch.setattr(mermaid, "find_node_modules", lambda: tmp_path / "node_modules")
+    assert mermaid.version().startswith("sha256:")  # a copy without package.json (an older wheel) still builds
+    (dist.parent / "package.json").write_text('{"name": "mermaid", "version": "11.14.0"}')
+    assert mermaid.version() == "11.14.0"
+    from slidegen.assets import BUNDLED
+
+    assert "mermaid/package.json" in BUNDLED  # what the wheel carries
+
+
+def test_drawing_a_picture_without_playwright_is_a_one_line_setup_error(tmp_path, monkeypatch):
+    import sys
+
+    from slidegen.pdf import ChromiumMissing
+
+    needs.chromium()
+    monkeypatch.setitem(sys.modules, "playwright", None)  # installed with --no-deps: an ImportError, not exit 70
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", None)
+    job = snapshot.diagram_job("mermaid:x", "flowchart LR\n  a --> b", "decks/a.md", 3)
+    with pytest.raises(ChromiumMissing, match="pip install playwright"):
+        snapshot.Pictures(tmp_path / "cache").draw([job])
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     needs.chromium()
