@@ -53,24 +53,22 @@ class BuildReport:
         return bool(self.internal) or any(d.severity == "error" for d in self.diagnostics)
 
 
-def load_results(project: Project, stale: list[Diagnostic] | None = None) -> Results:
+def load_results(project: Project, stale: bool = False) -> Results:
     """The project's results.md, or no results when it does not exist yet.
 
-    With ``stale`` (a list), the rows whose experiment changed since it ran are marked
-    (:attr:`Results.stale`, so binding warns where a slide cites one), and the reason they could
-    not be told, if any, is appended to it.
+    With ``stale``, the rows whose experiment changed since it ran are marked (:attr:`Results.stale`,
+    so binding warns where a slide cites one); :func:`build` reports why they could not be told.
     """
     try:
         results = Results.read(project.results_path)
     except FileNotFoundError:
         return Results()
-    if stale is not None:
+    if stale:
         from .stale import fingerprints_or_problem, stale_keys
 
-        fingerprints, problem = fingerprints_or_problem(project)
+        fingerprints, _ = fingerprints_or_problem(project)
         if fingerprints is not None:
             results.stale = stale_keys(fingerprints, {key: row.source for key, row in results.items()})
-        stale.extend([problem] if problem is not None else [])
     return results
 
 
@@ -104,8 +102,6 @@ class BoundDecks:
     problems: dict[Path, list[Diagnostic]]
     """Each deck's parse or binding problems, by resolved path."""
     index: DeckIndex
-    warnings: tuple[Diagnostic, ...] = ()
-    """Problems of the build as a whole (results whose staleness could not be told)."""
 
     def deck(self, path: Path) -> Deck:
         """The bound deck at ``path``; its first problem is raised when it has one."""
@@ -128,8 +124,7 @@ def bind_project(project: Project, extra: Sequence[Path] = (), only: Sequence[Pa
     if not paths:  # nothing to bind: neither results.md nor the citation data is read
         return BoundDecks({}, {}, index_of([]))
     read = read_decks(list(paths.values()))
-    warnings: list[Diagnostic] = []
-    results = load_results(project, stale=warnings)
+    results = load_results(project, stale=True)
     library = load_library(project.root, project.build_dir / "cache" / "citations")
     decks: dict[Path, Deck] = {}
     problems: dict[Path, list[Diagnostic]] = {}
@@ -140,7 +135,7 @@ def bind_project(project: Project, extra: Sequence[Path] = (), only: Sequence[Pa
             bound, problems[key] = bind_deck(read.parsed[path], results)
             decks[key], cited = cite_deck(visible(bound), library)  # hidden slides: checked, never written
             problems[key] += cited
-    return BoundDecks(decks, problems, index_of(decks.values()), tuple(warnings))
+    return BoundDecks(decks, problems, index_of(decks.values()))
 
 
 def build(
@@ -198,7 +193,12 @@ def build(
                                  with_clicks=with_clicks, animate=animate, single_file=single_file)
     every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
     todo.entries_from(every)
-    report.diagnostics.extend(every.warnings)
+    if todo.paths:  # decks to write: say once if their results' staleness cannot be told
+        from .stale import fingerprints_or_problem
+
+        _, problem = fingerprints_or_problem(project)
+        if problem is not None:
+            report.diagnostics.append(problem)
     settings = _Settings(tuple(formats), out, html_dir, figures_dir, animate)
     from . import parallel
 

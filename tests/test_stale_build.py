@@ -111,3 +111,13 @@ def test_serve_shows_the_stale_result_in_the_pages_banner(project: Project, monk
 def test_a_current_page_has_no_banner(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(project.root)
     assert "slidegen-banner" not in served_page(project)
+
+
+def test_experiments_that_cannot_be_imported_are_one_warning_and_the_decks_build(project: Project) -> None:
+    path = project.root / MODULE
+    path.write_text("import a_library_not_installed  # noqa\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    done = build(project, "--force")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "not checked for staleness" in line]
+    assert len(lines) == 1 and "a_library_not_installed" in lines[0], done.stderr
+    assert (project.root / "build" / "html" / "99-fake.html").is_file()
