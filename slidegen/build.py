@@ -63,7 +63,7 @@ def load_results(project: Project, stale: bool = False) -> Results:
         results = Results.read(project.results_path)
     except FileNotFoundError:
         return Results()
-    if stale:
+    if stale and any(row.experiment for row in results.values()):  # measured rows: they may be stale
         from .stale import fingerprints_or_problem, stale_keys
 
         fingerprints, _ = fingerprints_or_problem(project)
@@ -193,8 +193,8 @@ def build(
                                  with_clicks=with_clicks, animate=animate, single_file=single_file)
     every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
     todo.entries_from(every)
-    if todo.paths:  # decks to write: say once if their results' staleness cannot be told
-        from .stale import fingerprints_or_problem
+    if todo.paths and any(row.experiment for row in load_results(project).values()):
+        from .stale import fingerprints_or_problem  # decks to write: say once if staleness cannot be told
 
         _, problem = fingerprints_or_problem(project)
         if problem is not None:
