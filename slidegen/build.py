@@ -193,12 +193,9 @@ def build(
                                  with_clicks=with_clicks, animate=animate, single_file=single_file)
     every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
     todo.entries_from(every)
-    if todo.paths and any(row.experiment for row in load_results(project).values()):
-        from .stale import fingerprints_or_problem  # decks to write: say once if staleness cannot be told
-
-        _, problem = fingerprints_or_problem(project)
-        if problem is not None:
-            report.diagnostics.append(problem)
+    todo.inputs.rows()  # read once for the plan; says why staleness could not be told, if it could not
+    if todo.paths and todo.inputs.stale_problem is not None:
+        report.diagnostics.append(todo.inputs.stale_problem)
     settings = _Settings(tuple(formats), out, html_dir, figures_dir, animate)
     from . import parallel
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import Diagnostic
 from .project import Project
 
 #: Bumped when the manifest's layout or what a digest covers changes: every output is rebuilt.
@@ -211,6 +212,8 @@ class Inputs:
         self.options = options or {}
         self._files: dict[str, str] = {}
         self._rows: dict[str, str] | None = None
+        self.stale_problem: Diagnostic | None = None
+        """Why the rows' staleness could not be told (set by :meth:`rows`), if it could not."""
         self._tool: str | None = None
         self._library: str | None = None
         self._figure_code: str | None = None
@@ -259,7 +262,7 @@ class Inputs:
                     self._rows[line[2:].split(" |", 1)[0].strip()] = line
             sources = {key: line.rstrip().rstrip("|").rsplit("|", 1)[-1].strip() for key, line in self._rows.items()}
             if any(source.startswith("run ") for source in sources.values()):
-                fingerprints = fingerprints_or_problem(self.project)[0]
+                fingerprints, self.stale_problem = fingerprints_or_problem(self.project)
                 for key in stale_keys(fingerprints, sources) if fingerprints is not None else ():
                     self._rows[key] += " stale"
         return self._rows
