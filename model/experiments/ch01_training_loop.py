@@ -81,6 +81,8 @@ def default_run(ctx: RunContext) -> Outcome:
         "ch01.batch": exact(t.batch, "windows", "windows per batch"),
         "ch01.context": exact(cfg.model.context, "characters", "context length"),
         "ch01.d_model": exact(cfg.model.d_model, "", "width of the residual stream (d_model)"),
+        "ch01.layers": exact(cfg.model.n_layers, "blocks", "transformer blocks"),
+        "ch01.heads": exact(cfg.model.n_heads, "heads", "attention heads per block"),
         "ch01.lr": exact(t.lr, "", "peak learning rate", 2),
         "ch01.warmup": exact(t.warmup, "steps", "linear warmup steps"),
         "ch01.clip": exact(math.inf if t.clip is None else t.clip, "", "gradient-norm clipping threshold", 2),
@@ -721,9 +723,19 @@ def lr_extremes(ctx: RunContext) -> Outcome:
            for k, n in enumerate(names)}  # fmt: skip
     steps = stack[0].curves["step"]
     last = max(0, len(steps) - 1 - TAIL_STEPS // cfg.eval_every)  # the evaluation TAIL_STEPS before the end
+    unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=corpus.vocab.size)
     m = {
         "ch01.lr_low.lr": exact(cfg.low.lr, "", "learning rate of the too-low run", 1),
         "ch01.lr_low.val_loss.final": measured(val["low"][:, -1], "nats", "validation loss after the too-low run"),
+        "ch01.lr_low.above_unigram": measured(
+            val["low"][:, -1] - unigram, "nats", "too-low run (cosine): final loss minus the unigram level", 2
+        ),
+        "ch01.lr_low_constant.above_unigram": measured(
+            val["low_constant"][:, -1] - unigram,
+            "nats",
+            "too-low run (constant): final loss minus the unigram level",
+            2,
+        ),
         "ch01.lr_low.last200_drop": measured(
             val["low"][:, last] - val["low"][:, -1],
             "nats",
