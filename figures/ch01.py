@@ -123,7 +123,8 @@ def arithmetic(runs):
 
 @figure("ch01.lr_extremes", runs=("ch01.default", "ch01.lr_extremes"))
 def lr_extremes(runs):
-    """Validation loss for a learning rate far too low (cosine and constant), the default, and far too high."""
+    """Validation loss for a learning rate far too low (cosine and constant), the default, and far too high,
+    with the unigram level the too-low runs end above."""
     default, extremes = runs["ch01.default"], runs["ch01.lr_extremes"]
     step = extremes["step"]
     fig, ax = new_figure()
@@ -134,6 +135,7 @@ def lr_extremes(runs):
     ax.plot(default["step"], default["val_loss"].mean(axis=0), label="default", color=theme.PALETTE[0])
     ax.plot(step, extremes["high_val_loss"].mean(axis=0), label="1,000x too high", color=theme.PALETTE[1],
             linestyle="--")  # fmt: skip
+    _levels(ax, default["levels"][1:2], 160, LEVEL_NAMES[1:2], ha="left")  # left: no curve crosses there
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats per character)")
     ax.set_xlim(0, default["step"][-1])
@@ -159,6 +161,9 @@ def nan(runs):
         finite = np.isfinite(logit[i])
         top.semilogy(step[finite], logit[i, finite], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3],
                      marker="o", markersize=4, label=f"no LayerNorm, seed {int(seed)}")  # fmt: skip
+        if not finite.all():  # the first step whose logits are not finite, drawn at float32's ceiling
+            top.plot(step[np.argmin(finite)], 3.4e38, marker="X", markersize=11, color=theme.PALETTE[i])
+    top.plot([], [], marker="X", markersize=11, color=theme.TEXT, linestyle="none", label="logits not finite")
     right = min(end - 1, 25)
     for y, name in ((88.72, "exp overflows float32 (88.7)"), (3.4e38, "float32 max")):
         top.axhline(y, color=theme.TEXT, linestyle=(0, (6, 2, 1, 2)), linewidth=1.2)
