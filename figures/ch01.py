@@ -69,7 +69,8 @@ def plateau(runs):
     _band(right, step, run["blind_val_loss"][0][:, keep], "attention-blind", theme.PALETTE[6], styles[3])
     right.set_title(f"all at lr {run['lrs'][0]:g}", fontsize=16)
     for ax in (left, right):
-        _levels(ax, run["levels"][1:], end, LEVEL_NAMES[1:])
+        _levels(ax, run["levels"][1:2], end, LEVEL_NAMES[1:2])  # unigram at the right, bigram at the left:
+        _levels(ax, run["levels"][2:], 15, LEVEL_NAMES[2:], ha="left")  # where no curve runs near them
         ax.set_xlabel("step")
         ax.set_xlim(0, end)
         ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.88), fontsize=14)
