@@ -49,23 +49,33 @@ def loss(runs):
 
 @figure("ch01.plateau", runs=("ch01.default", "ch01.plateau"))
 def plateau(runs):
-    """The first 600 steps: the default model, the same model without LayerNorm (its
-    plateau) and the attention-blind baseline, each the mean of three seeds with their range."""
+    """The first 600 steps. Left: the model without LayerNorm at each rung of its learning-rate ladder.
+    Right: at the default rate, the default model, no LayerNorm with attention and attention-blind, and
+    the attention-blind model with LayerNorm. Each the mean of three seeds, with their range."""
     default, run = runs["ch01.default"], runs["ch01.plateau"]
     end = 600
-    fig, ax = new_figure()
-    keep = default["step"] <= end
-    _band(ax, default["step"][keep], default["val_loss"][:, keep], "default (pre-LayerNorm)", theme.PALETTE[0], "-")
+    fig, (left, right) = new_figure(1, 2, sharey=True)
     keep = run["step"] <= end
-    _band(ax, run["step"][keep], run["no_norm_val_loss"][:, keep], "no LayerNorm", theme.PALETTE[1], "--")
-    _band(ax, run["step"][keep], run["blind_val_loss"][:, keep], "attention sees only its own position",
-          theme.PALETTE[2], "-.")  # fmt: skip
-    _levels(ax, run["levels"], end / 2, ha="center")  # mid-way: the curves cover the right edge
-    ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats per character)")
-    ax.set_xlim(0, end)
-    ax.set_ylim(2.2, 4.3)
-    ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.9))
+    step = run["step"][keep]
+    styles = ("-", "--", "-.", (0, (1, 1.2)))
+    for k, lr in enumerate(run["lrs"]):
+        _band(left, step, run["no_norm_val_loss"][k][:, keep], f"lr {lr:g}", theme.PALETTE[(1, 3, 4, 5)[k]],
+              styles[k])  # fmt: skip
+    left.set_title("no LayerNorm, by learning rate", fontsize=16)
+    at = default["step"] <= end
+    _band(right, default["step"][at], default["val_loss"][:, at], "default", theme.PALETTE[0], "-")
+    _band(right, step, run["no_norm_val_loss"][0][:, keep], "no LayerNorm", theme.PALETTE[1], "--")
+    _band(right, step, run["blind_no_norm_val_loss"][0][:, keep], "no LN, attention-blind", theme.PALETTE[2], "-.")
+    _band(right, step, run["blind_val_loss"][0][:, keep], "attention-blind", theme.PALETTE[6], styles[3])
+    right.set_title(f"all at lr {run['lrs'][0]:g}", fontsize=16)
+    for ax in (left, right):
+        _levels(ax, run["levels"][1:2], end, LEVEL_NAMES[1:2])  # unigram at the right, bigram at the left:
+        _levels(ax, run["levels"][2:], 15, LEVEL_NAMES[2:], ha="left")  # where no curve runs near them
+        ax.set_xlabel("step")
+        ax.set_xlim(0, end)
+        ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.88), fontsize=14)
+    left.set_ylabel("validation loss (nats per character)")
+    left.set_ylim(2.2, 4.3)
     return fig
 
 
@@ -87,8 +97,8 @@ def seeds(runs):
 
 @figure("ch01.arithmetic", runs=("ch01.arithmetic",))
 def arithmetic(runs):
-    """Loss against exact-match accuracy on sums: the whole loss, the loss on the answer
-    characters of held-out sums, and exact match (mean of three seeds, band: their range)."""
+    """Loss against accuracy on sums: the whole loss, the loss on the answer characters of held-out
+    sums, exact match and per-digit accuracy (mean of three seeds, band: their range)."""
     run = runs["ch01.arithmetic"]
     step = run["step"]
     fig, (top, bottom) = new_figure(2, 1, sharex=True)
@@ -99,21 +109,23 @@ def arithmetic(runs):
     top.set_ylim(0, None)
     top.legend(loc="upper right")
     for name, key, colour, style in (
-        ("single-digit sums", "acc1", 2, "-"),
-        ("held-out two-digit sums", "acc2", 1, "--"),
+        ("single-digit sums, exact", "acc1", 2, "-"),
+        ("held-out two-digit, exact", "acc2", 1, "--"),
+        ("held-out two-digit, per digit", "digit2", 3, (0, (1, 1.2))),
     ):
         _band(bottom, step, 100 * run[key], name, theme.PALETTE[colour], style)
-    bottom.set_ylabel("exact match (%)")
+    bottom.set_ylabel("accuracy (%)")
     bottom.set_ylim(0, 100)
     bottom.set_xlabel("step")
     bottom.set_xlim(0, step[-1])
-    bottom.legend(loc="upper left")
+    bottom.legend(loc="upper left", fontsize=14)
     return fig
 
 
 @figure("ch01.lr_extremes", runs=("ch01.default", "ch01.lr_extremes"))
 def lr_extremes(runs):
-    """Validation loss for a learning rate far too low (cosine and constant), the default, and far too high."""
+    """Validation loss for a learning rate far too low (cosine and constant), the default, and far too high,
+    with the unigram level the too-low runs end above."""
     default, extremes = runs["ch01.default"], runs["ch01.lr_extremes"]
     step = extremes["step"]
     fig, ax = new_figure()
@@ -124,6 +136,7 @@ def lr_extremes(runs):
     ax.plot(default["step"], default["val_loss"].mean(axis=0), label="default", color=theme.PALETTE[0])
     ax.plot(step, extremes["high_val_loss"].mean(axis=0), label="1,000x too high", color=theme.PALETTE[1],
             linestyle="--")  # fmt: skip
+    _levels(ax, default["levels"][1:2], 160, LEVEL_NAMES[1:2], ha="left")  # left: no curve crosses there
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats per character)")
     ax.set_xlim(0, default["step"][-1])
@@ -143,12 +156,15 @@ def nan(runs):
     fig, (top, bottom) = new_figure(2, 1, sharex=True, height=5.4)
     calm = run["ablation_max_logit"][:, :end]
     for i in range(len(calm)):
-        top.semilogy(step, calm[i], color=theme.MUTED, linestyle=":", linewidth=2,
-                     label="with LayerNorm (finite)" if i == 0 else None)  # fmt: skip
+        top.semilogy(step[: calm.shape[1]], calm[i], color=theme.MUTED, linestyle=":", linewidth=2.5,
+                     label="with LayerNorm: past 88.7, finite" if i == 0 else None)  # fmt: skip
     for i, seed in enumerate(run["seeds"]):
         finite = np.isfinite(logit[i])
         top.semilogy(step[finite], logit[i, finite], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3],
                      marker="o", markersize=4, label=f"no LayerNorm, seed {int(seed)}")  # fmt: skip
+        if not finite.all():  # the first step whose logits are not finite, drawn at float32's ceiling
+            top.plot(step[np.argmin(finite)], 3.4e38, marker="X", markersize=11, color=theme.PALETTE[i])
+    top.plot([], [], marker="X", markersize=11, color=theme.TEXT, linestyle="none", label="logits not finite")
     right = min(end - 1, 25)
     for y, name in ((88.72, "exp overflows float32 (88.7)"), (3.4e38, "float32 max")):
         top.axhline(y, color=theme.TEXT, linestyle=(0, (6, 2, 1, 2)), linewidth=1.2)

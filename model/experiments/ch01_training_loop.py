@@ -2,7 +2,8 @@
 
 - ``ch01.default``: the default run, three seeds: loss curves, where they start and end;
 - ``ch01.levels``: the book's reference levels (chance, unigram, bigram, trigram) and sizes;
-- ``ch01.plateau``: where a plateau appears: no LayerNorm, and an attention-blind baseline;
+- ``ch01.plateau``: where a plateau appears: no LayerNorm on its own learning-rate ladder, with attention and
+  attention-blind, and an attention-blind baseline with LayerNorm;
 - ``ch01.checks``: how the trainer is checked (NumPy reference, finite differences, the fast path);
 - ``ch01.arithmetic``: loss is a proxy: exact-match accuracy on held-out sums against the loss;
 - ``ch01.lr_extremes``: failure shapes, a learning rate far too high and far too low;
@@ -16,13 +17,22 @@ from __future__ import annotations
 import math
 import tempfile
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from model import reference
-from model.arithmetic import answer_loss, arithmetic_corpus, every_single_digit_sum, exact_match, held_out, overlap
+from model.arithmetic import (
+    Problems,
+    answer_loss,
+    arithmetic_corpus,
+    every_single_digit_sum,
+    exact_match,
+    held_out,
+    overlap,
+)
 from model.data import Batches, load_corpus, ngram_loss, sample_batch, val_windows
 from model.decoder import Decoder, ModelConfig, num_params
 from model.experiments.common import exact, first_step_below, measured, progress
@@ -71,6 +81,8 @@ def default_run(ctx: RunContext) -> Outcome:
         "ch01.batch": exact(t.batch, "windows", "windows per batch"),
         "ch01.context": exact(cfg.model.context, "characters", "context length"),
         "ch01.d_model": exact(cfg.model.d_model, "", "width of the residual stream (d_model)"),
+        "ch01.layers": exact(cfg.model.n_layers, "blocks", "transformer blocks"),
+        "ch01.heads": exact(cfg.model.n_heads, "heads", "attention heads per block"),
         "ch01.lr": exact(t.lr, "", "peak learning rate", 2),
         "ch01.warmup": exact(t.warmup, "steps", "linear warmup steps"),
         "ch01.clip": exact(math.inf if t.clip is None else t.clip, "", "gradient-norm clipping threshold", 2),
@@ -185,34 +197,55 @@ PLATEAU_RESUME = 0.12  # ... and then falls by at least this many per 100 steps 
 PLATEAU_AFTER = 100  # ... over the next this many steps
 
 
+PLATEAU_LRS = (2e-3, 6e-3, 2e-2, 6e-2)  # the models without LayerNorm: their own ladder, about 3x apart
+
+
 @dataclass(frozen=True)
 class Plateau:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=10))  # the default run's settings
+    lrs: tuple[float, ...] = PLATEAU_LRS  # the ladder; its first rung is the default rate (train.lr)
     flat: float = PLATEAU_FLAT
     span: int = PLATEAU_SPAN
     resume: float = PLATEAU_RESUME
     after: int = PLATEAU_AFTER
 
 
+#: The variants of the default model: without LayerNorm, with attention or attention-blind (each position
+#: attends only to itself), each on the learning-rate ladder; and attention-blind with LayerNorm, at the default rate.
+PLATEAU_MODELS = {
+    "no_norm": ModelConfig(norm="none"),
+    "blind_no_norm": ModelConfig(norm="none", attention="self"),
+    "blind": ModelConfig(attention="self"),
+}
+LADDERED = ("no_norm", "blind_no_norm")
+
+
 @experiment("ch01.plateau", config=Plateau(), seeds=SEEDS, quick={"train.steps": 30})
 def plateau(ctx: RunContext) -> Outcome:
-    """Where a plateau appears: the default model without LayerNorm, and an attention-blind
-    baseline (each position attends only to itself), both at the default run's settings."""
+    """Where a plateau appears: the default model without LayerNorm, with attention and attention-blind,
+    each on its own learning-rate ladder, and the attention-blind model with LayerNorm at the default rate;
+    every other setting the default run's. The default model itself is ch01.default."""
     cfg: Plateau = ctx.config
+    if cfg.lrs[0] != cfg.train.lr:
+        raise ValueError(f"the ladder's first rung must be the default rate {cfg.train.lr}, got {cfg.lrs[0]}")
     corpus = load_corpus()
     V = corpus.vocab.size
     unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=V)
     bigram = ngram_loss(corpus.train, corpus.val, n=2, vocab_size=V)
-    runs = [replace(cfg.train, seed=s) for s in ctx.seeds]
-    models = {"no_norm": ModelConfig(norm="none"), "blind": ModelConfig(attention="self")}  # the default: ch01.default
-    val = {}
-    for k, (name, model_cfg) in enumerate(models.items()):
-        results = train_many(model_cfg, runs, corpus, workers=1, on_eval=progress(ctx, cfg.train, k / 2, 1 / 2))
-        val[name] = np.array([r.curves["val_loss"] for r in results])  # (seeds, evals)
+    seeds = list(ctx.seeds)
+    rates = {name: cfg.lrs if name in LADDERED else cfg.lrs[:1] for name in PLATEAU_MODELS}
+    total = sum(len(r) for r in rates.values())
+    val: dict[str, np.ndarray] = {}  # name -> (rates, seeds, evals)
+    done = 0.0
+    for name, model_cfg in PLATEAU_MODELS.items():
+        runs = [replace(cfg.train, lr=lr, seed=s) for lr in rates[name] for s in seeds]  # one stack per model
+        share = len(rates[name]) / total
+        results = train_many(model_cfg, runs, corpus, workers=1, on_eval=progress(ctx, cfg.train, done, share))
+        done += share
+        curves = np.array([r.curves["val_loss"] for r in results])
+        val[name] = curves.reshape(len(rates[name]), len(seeds), -1)
         steps = results[0].curves["step"]
-    found = {
-        name: [_plateau(steps, v, cfg.flat, cfg.span, cfg.resume, cfg.after) for v in val[name]] for name in models
-    }
+    detect = partial(_plateau, steps, flat=cfg.flat, span=cfg.span, resume=cfg.resume, after=cfg.after)
     m = {
         "ch01.plateau.flat": exact(cfg.flat, "nats per 100 steps", "a plateau: the loss falls slower than this", 1),
         "ch01.plateau.span": exact(cfg.span, "steps", "the slope is measured over this many steps ahead"),
@@ -221,69 +254,81 @@ def plateau(ctx: RunContext) -> Outcome:
             cfg.resume, "nats per 100 steps", "a plateau ends in a fall at least this fast", 2
         ),
         "ch01.plateau.blind.final": measured(
-            val["blind"][:, -1], "nats", "attention-blind model: validation loss after the default run's steps"
+            val["blind"][0, :, -1], "nats", "attention-blind model: validation loss after the default run's steps"
         ),
         "ch01.plateau.blind.minus_bigram": measured(
-            val["blind"][:, -1] - bigram, "nats", "attention-blind model's final loss minus the bigram level", 2
+            val["blind"][0, :, -1] - bigram, "nats", "attention-blind model's final loss minus the bigram level", 2
         ),
         "ch01.plateau.no_norm.final": measured(
-            val["no_norm"][:, -1], "nats", "model without LayerNorm: validation loss after the default run's steps"
+            val["no_norm"][0, :, -1], "nats", "model without LayerNorm: validation loss after the default run's steps"
         ),
     }
-    for name in models:
-        lengths = [p[1] - p[0] for p in found[name]]
-        m |= _plateau_keys(name, lengths)
-    nn = found["no_norm"]
-    if all(p[1] > p[0] for p in nn):
-        i0 = [steps.index(p[0]) for p in nn]
-        i1 = [steps.index(p[1]) for p in nn]
-        after = [min(len(steps) - 1, i + cfg.after // cfg.train.eval_every) for i in i1]
-        v = val["no_norm"]
-        m |= {
-            "ch01.plateau.no_norm.start": measured([p[0] for p in nn], "steps", "no LayerNorm: plateau start", 2),
-            "ch01.plateau.no_norm.end": measured([p[1] for p in nn], "steps", "no LayerNorm: plateau end", 2),
-            "ch01.plateau.no_norm.level": measured(
-                [v[s, a : b + 1].mean() for s, (a, b) in enumerate(zip(i0, i1, strict=True))],
-                "nats",
-                "no LayerNorm: mean validation loss on the plateau",
-                4,
-            ),
-            "ch01.plateau.no_norm.below_unigram": measured(
-                [unigram - v[s, a : b + 1].mean() for s, (a, b) in enumerate(zip(i0, i1, strict=True))],
-                "nats",
-                "unigram level minus the mean loss on the plateau",
-                4,
-            ),
-            "ch01.plateau.no_norm.rate_on": measured(
-                [
-                    100 * (v[s, a] - v[s, b]) / (steps[b] - steps[a])
-                    for s, (a, b) in enumerate(zip(i0, i1, strict=True))
-                ],
-                "nats per 100 steps",
-                "no LayerNorm: loss fall per 100 steps on the plateau",
-                2,
-            ),
-            "ch01.plateau.no_norm.rate_after": measured(
-                [
-                    100 * (v[s, b] - v[s, c]) / (steps[c] - steps[b])
-                    for s, (b, c) in enumerate(zip(i1, after, strict=True))
-                ],
-                "nats per 100 steps",
-                f"no LayerNorm: loss fall per 100 steps in the {cfg.after} steps after it",
-                2,
-            ),
-        }
-    return Outcome(
-        measurements=m,
-        series={"step": steps, **{f"{n}_val_loss": v for n, v in val.items()}, "seeds": list(ctx.seeds),
-                "levels": [math.log(V), unigram, bigram]},
-    )  # fmt: skip
+    m |= _plateau_keys("blind", [end - start for start, end in map(detect, val["blind"][0])])
+    for k, lr in enumerate(cfg.lrs):
+        m[f"ch01.plateau.lr.r{k}"] = exact(lr, "", f"rung {k} of the no-LayerNorm learning-rate ladder", 1)
+    what = {"no_norm": "no LayerNorm", "blind_no_norm": "no LayerNorm, attention-blind"}
+    for name in LADDERED:
+        finals = val[name][:, :, -1].mean(axis=1)  # (rates,)
+        best = int(np.argmin(finals))
+        m[f"ch01.plateau.{name}.best_lr"] = exact(
+            cfg.lrs[best], "", f"{what[name]}: the rung with the lowest mean final validation loss", 1
+        )
+        m[f"ch01.plateau.{name}.best_final"] = measured(
+            val[name][best, :, -1], "nats", f"{what[name]}: final validation loss at its best rung"
+        )
+        for k, lr in enumerate(cfg.lrs):
+            found = [detect(v) for v in val[name][k]]
+            m |= _plateau_keys(f"{name}.r{k}", [end - start for start, end in found], f"{what[name]}, lr {lr:g}")
+            m[f"ch01.plateau.{name}.r{k}.final"] = measured(
+                val[name][k, :, -1], "nats", f"{what[name]}, lr {lr:g}: validation loss at the end"
+            )
+        # the default rate (rung 0) in detail: where the plateau sits and how the loss moves on it and after
+        found = [detect(v) for v in val[name][0]]
+        m |= _plateau_keys(name, [end - start for start, end in found], f"{what[name]}, default rate")
+        if all(end > start for start, end in found):
+            m |= _plateau_detail(name, what[name], steps, val[name][0], found, unigram, cfg.after)
+    levels = [math.log(V), unigram, bigram]
+    series = {"step": steps, "seeds": seeds, "lrs": list(cfg.lrs), "levels": levels}
+    series |= {f"{name}_val_loss": v for name, v in val.items()}  # each (rates, seeds, evals)
+    return Outcome(measurements=m, series=series)
 
 
-def _plateau_keys(name: str, lengths: list[int]) -> dict[str, Measurement]:
+def _plateau_detail(name: str, what: str, steps, val: np.ndarray, found, unigram: float, after: int) -> dict:
+    """Keys of the plateaus ``found`` on each seed's curve (rows of ``val``): start, end, mean level, its
+    distance below the unigram level, the fall per 100 steps on it and in the ``after`` steps that follow."""
+    dt = steps[1] - steps[0]
+    i0 = [steps.index(a) for a, _ in found]
+    i1 = [steps.index(b) for _, b in found]
+    i2 = [min(len(steps) - 1, i + after // dt) for i in i1]
+    level = [val[s, a : b + 1].mean() for s, (a, b) in enumerate(zip(i0, i1, strict=True))]
+
+    def fall(a: list[int], b: list[int]) -> list[float]:  # loss fall per 100 steps between evaluations
+        return [
+            100 * (val[s, i] - val[s, j]) / (steps[j] - steps[i]) for s, (i, j) in enumerate(zip(a, b, strict=True))
+        ]
+
+    key = f"ch01.plateau.{name}"
     return {
-        f"ch01.plateau.{name}.length": measured(lengths, "steps", f"{name}: longest plateau (0 if none)", 2),
-        f"ch01.plateau.{name}.seeds": exact(sum(n > 0 for n in lengths), "seeds", f"{name}: seeds with a plateau"),
+        f"{key}.start": measured([a for a, _ in found], "steps", f"{what}: plateau start", 2),
+        f"{key}.end": measured([b for _, b in found], "steps", f"{what}: plateau end", 2),
+        f"{key}.level": measured(level, "nats", f"{what}: mean validation loss on the plateau", 4),
+        f"{key}.below_unigram": measured(
+            [unigram - v for v in level], "nats", f"{what}: unigram level minus the mean loss on the plateau", 4
+        ),
+        f"{key}.rate_on": measured(
+            fall(i0, i1), "nats per 100 steps", f"{what}: loss fall per 100 steps on the plateau", 2
+        ),
+        f"{key}.rate_after": measured(
+            fall(i1, i2), "nats per 100 steps", f"{what}: loss fall per 100 steps in the {after} steps after it", 2
+        ),
+    }
+
+
+def _plateau_keys(name: str, lengths: list[int], what: str | None = None) -> dict[str, Measurement]:
+    what = what or name
+    return {
+        f"ch01.plateau.{name}.length": measured(lengths, "steps", f"{what}: longest plateau (0 if none)", 2),
+        f"ch01.plateau.{name}.seeds": exact(sum(n > 0 for n in lengths), "seeds", f"{what}: seeds with a plateau"),
     }
 
 
@@ -457,11 +502,14 @@ def arithmetic(ctx: RunContext) -> Outcome:
     if leaked:
         raise AssertionError(f"{leaked} held-out sums appear in the arithmetic corpus")
     one = every_single_digit_sum(cfg.padded)
+    twin = _has_twin(two, corpus.vocab.decode(corpus.train))  # (b+a is a line of the training text)
+    with_twin, without_twin = (Problems(two.a[k], two.b[k], two.padded) for k in (twin, ~twin))
     model_cfg = replace(cfg.model, vocab=corpus.vocab.size)
     steps = list(range(0, cfg.train.steps + 1, cfg.score_every))
     runs = [replace(cfg.train, seed=seed) for seed in ctx.seeds]
-    names = ("val_loss", "answer_loss1", "answer_loss2", "acc1", "acc2")
-    scores: list[list[tuple[float, ...]]] = [[] for _ in runs]  # per seed, per scored step: the five names
+    names = ("val_loss", "answer_loss1", "answer_loss2", "acc1", "acc2", "digit2")
+    scores: list[list[tuple[float, ...]]] = [[] for _ in runs]  # per seed, per scored step: the six names
+    by_twin = np.zeros((len(runs), 2))  # per seed, at the end: exact match on the sums with and without a twin
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = Path(tmp) / "seeds.pt"
         for step in steps:
@@ -473,15 +521,25 @@ def arithmetic(ctx: RunContext) -> Outcome:
                 model.load_state_dict(result.state_dict or {})
                 v = corpus.vocab
                 scores[i].append((_val_loss(model, corpus), answer_loss(model, v, one), answer_loss(model, v, two),
-                                  exact_match(model, v, one), exact_match(model, v, two)))  # fmt: skip
+                                  exact_match(model, v, one), exact_match(model, v, two),
+                                  _digit_accuracy(model, v, two)))  # fmt: skip
+                if step == steps[-1]:
+                    by_twin[i] = exact_match(model, v, with_twin), exact_match(model, v, without_twin)
             ctx.report_progress((step + 1) / (steps[-1] + 1), f"step {step}")
     table = np.array(scores)  # (seeds, scored steps, 5)
     s = {name: table[..., k] for k, name in enumerate(names)}  # each (seeds, scored steps)
-    acc1, acc2 = s["acc1"], s["acc2"]
+    acc1, acc2, digit2 = s["acc1"], s["acc2"], s["digit2"]
     k = max(1, cfg.window // cfg.score_every)  # scored steps per window
     gains = acc2[:, k:] - acc2[:, :-k]  # (seeds, starts): points gained within the window
     start = gains.argmax(axis=1)  # each seed's steepest window
     seeds_idx = np.arange(len(runs))
+    digit_gains = digit2[:, k:] - digit2[:, :-k]
+    digit_start = digit_gains.argmax(axis=1)  # per-digit accuracy's own steepest window
+
+    def fall_share(name: str) -> np.ndarray:  # share of a loss's whole fall that happens in acc2's steepest window
+        v = s[name]
+        return _share(v[seeds_idx, start] - v[seeds_idx, start + k], v[:, 0] - v[:, -1])
+
     first100 = [first_step_below(steps, -a, -1.0 + 1e-9) for a in acc1]  # first scored step at 100%
     answer_share = float(np.mean([len(a) / len(line) for a, line in zip(two.answers, two.lines, strict=True)]))
     m = {
@@ -537,6 +595,50 @@ def arithmetic(ctx: RunContext) -> Outcome:
             "fall of the whole validation loss over that window",
             2,
         ),
+        "ch01.arith.loss.jump_share": measured(
+            fall_share("val_loss"), "", "share of the whole loss's fall (start to end) within that window", 2
+        ),
+        "ch01.arith.answer_loss2.jump_share": measured(
+            fall_share("answer_loss2"), "", "share of the held-out answer loss's fall within that window", 2
+        ),
+        "ch01.arith.digit2.init": measured(
+            digit2[:, 0], "", "per-digit accuracy on held-out two-digit sums at initialisation", 2
+        ),
+        "ch01.arith.digit2.final": measured(
+            digit2[:, -1], "", "per-digit accuracy on held-out two-digit sums at the end (greedy, digit by column)", 2
+        ),
+        "ch01.arith.digit2.jump": measured(
+            digit_gains[seeds_idx, digit_start], "", "most per-digit accuracy gained within the window (per seed)", 2
+        ),
+        "ch01.arith.digit2.jump_share": measured(
+            _share(digit_gains[seeds_idx, digit_start], digit2[:, -1] - digit2[:, 0]),
+            "",
+            "that gain as a share of the seed's whole rise in per-digit accuracy (start to end)",
+            2,
+        ),
+        "ch01.arith.acc2.jump_share_of_rise": measured(
+            _share(gains[seeds_idx, start], acc2[:, -1] - acc2[:, 0]),
+            "",
+            "exact match's steepest gain as a share of its whole rise (start to end)",
+            2,
+        ),
+        "ch01.arith.digit2.jump_start": measured(
+            np.array(steps)[digit_start], "steps", "where each seed's steepest per-digit window starts", 2
+        ),
+        "ch01.arith.twins": exact(
+            int(twin.sum()),
+            "sums",
+            "held-out two-digit sums a+b whose commuted twin b+a is a line of the training text",
+        ),
+        "ch01.arith.acc2.with_twin": measured(
+            by_twin[:, 0], "", "exact match at the end on the held-out sums whose twin is in the training text", 2
+        ),
+        "ch01.arith.acc2.without_twin": measured(
+            by_twin[:, 1], "", "exact match at the end on the held-out sums without a twin in the training text", 2
+        ),
+        "ch01.arith.acc2.twin_gain": measured(
+            by_twin[:, 0] - by_twin[:, 1], "", "with a twin minus without, paired per seed", 2
+        ),
         "ch01.arith.linear_share": exact(
             cfg.window / cfg.train.steps, "", "share of the final accuracy a steady climb would gain in the window", 2
         ),
@@ -546,6 +648,38 @@ def arithmetic(ctx: RunContext) -> Outcome:
             first100, "steps", "first scored step with all 100 single-digit sums exact", 2
         )
     return Outcome(measurements=m, series={"step": steps, **s})
+
+
+def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    """part / whole, elementwise; 0 where the whole did not move (a --quick run that learned nothing)."""
+    return np.divide(part, whole, out=np.zeros_like(part, dtype=np.float64), where=whole > 0)
+
+
+def _has_twin(problems: Problems, text: str) -> np.ndarray:
+    """(n,) bool: whether each sum a+b (a != b) has its commuted twin b+a as a whole line of ``text``."""
+    lines = set(text.split("\n"))
+    twins = Problems(problems.b, problems.a, problems.padded).lines
+    return np.array([a != b and t.rstrip("\n") in lines for a, b, t in zip(problems.a, problems.b, twins, strict=True)])
+
+
+@torch.no_grad()
+def _digit_accuracy(model: Decoder, vocab, problems: Problems) -> float:
+    """Share of the answer digits (the newline not counted) that greedy decoding gets right, column by
+    column: the partial credit exact match does not give, on the same decoded answers. Needs prompts of
+    one length (the fixed-width format)."""
+    prompts, answers = problems.prompts, problems.answers
+    if len({len(p) for p in prompts}) != 1 or len({len(a) for a in answers}) != 1:
+        raise ValueError("per-digit accuracy needs the fixed-width format: prompts and answers of one length each")
+    was_training = model.training
+    model.eval()
+    idx = torch.from_numpy(np.stack([vocab.encode(p) for p in prompts]))  # (B, prompt length)
+    n = len(answers[0]) - 1  # digits
+    for _ in range(n):
+        logits = model(idx[:, -model.cfg.context :])[:, -1, :]  # (B, V)
+        idx = torch.cat([idx, logits.argmax(-1, keepdim=True)], dim=1)
+    model.train(was_training)
+    truth = torch.from_numpy(np.stack([vocab.encode(a[:n]) for a in answers]))  # (B, n)
+    return float((idx[:, -n:] == truth).double().mean())
 
 
 @torch.no_grad()
@@ -589,9 +723,19 @@ def lr_extremes(ctx: RunContext) -> Outcome:
            for k, n in enumerate(names)}  # fmt: skip
     steps = stack[0].curves["step"]
     last = max(0, len(steps) - 1 - TAIL_STEPS // cfg.eval_every)  # the evaluation TAIL_STEPS before the end
+    unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=corpus.vocab.size)
     m = {
         "ch01.lr_low.lr": exact(cfg.low.lr, "", "learning rate of the too-low run", 1),
         "ch01.lr_low.val_loss.final": measured(val["low"][:, -1], "nats", "validation loss after the too-low run"),
+        "ch01.lr_low.above_unigram": measured(
+            val["low"][:, -1] - unigram, "nats", "too-low run (cosine): final loss minus the unigram level", 2
+        ),
+        "ch01.lr_low_constant.above_unigram": measured(
+            val["low_constant"][:, -1] - unigram,
+            "nats",
+            "too-low run (constant): final loss minus the unigram level",
+            2,
+        ),
         "ch01.lr_low.last200_drop": measured(
             val["low"][:, last] - val["low"][:, -1],
             "nats",
@@ -658,6 +802,8 @@ def nan_cascade(ctx: RunContext) -> Outcome:
     at = nan_loss.astype(int)
     rows = np.arange(len(seeds))
     calm_finite = np.isfinite(calm["loss"]).all(axis=1)
+    growth, jump = _logit_growth(blow["max_logit"], broken)
+    calm_big = first(calm["max_logit"] > EXP_OVERFLOW)
     m = {
         "ch01.nan.lr": exact(cfg.lr, "", "learning rate of the cascade runs (plain SGD, constant)", 2),
         "ch01.nan.exp_overflow": exact(EXP_OVERFLOW, "", "ln(float32 max): exp of a larger number is inf", 4),
@@ -687,14 +833,45 @@ def nan_cascade(ctx: RunContext) -> Outcome:
         "ch01.nan.ablation_max_logit": exact(
             float(np.nanmax(calm["max_logit"])), "", "largest |logit| of the LayerNorm runs (any seed, any step)", 2
         ),
+        "ch01.nan.growth": measured(
+            growth, "", "largest |logit|: mean growth factor per step from step 0 to the step before the last jump", 3
+        ),
+        "ch01.nan.growth_steps": measured(
+            broken - 2, "steps", "steps of that growth (from step 0 to two steps before the logits are not finite)", 2
+        ),
+        "ch01.nan.jump_orders": measured(
+            jump, "orders of magnitude", "log10 of the last finite step's largest |logit| over the step before's", 2
+        ),
+        "ch01.nan.jump_orders.min": exact(jump.min(), "orders of magnitude", "that last jump: the smallest seed's", 2),
+        "ch01.nan.jump_orders.max": exact(jump.max(), "orders of magnitude", "that last jump: the largest seed's", 2),
+        "ch01.nan.ablation_crossed": exact(
+            int(np.isfinite(calm_big).sum()), "seeds", "seeds with LayerNorm whose largest |logit| exceeds 88.72"
+        ),
         "ch01.nan.ablation_final_loss": measured(
             calm["loss"][:, -10:].mean(axis=1), "nats", "LayerNorm runs: mean training loss of the last 10 steps", 2
         ),
     }
+    if np.isfinite(calm_big).all():  # (a --quick run may stop before)
+        m["ch01.nan.ablation_step.exp_overflow"] = measured(
+            calm_big, "steps", "with LayerNorm: first step whose largest |logit| exceeds 88.72", 2
+        )
     return Outcome(
         measurements=m,
         series={"seeds": seeds, **blow, **{f"ablation_{k}": v for k, v in calm.items()}},
     )
+
+
+def _logit_growth(max_logit: np.ndarray, broken: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed (rows of ``max_logit``, the largest |logit| of every step), from the step ``broken`` whose
+    logits are first not finite: the geometric-mean growth factor per step from step 0 to two steps before
+    it, and log10 of the last jump, from that step to the last finite one."""
+    growth, jump = [], []
+    for row, b in zip(max_logit, broken.astype(int), strict=True):
+        if b < 3:
+            raise AssertionError(f"the logits are not finite at step {b}: no growth to measure before it")
+        growth.append((row[b - 2] / row[0]) ** (1 / (b - 2)))
+        jump.append(math.log10(row[b - 1] / row[b - 2]))
+    return np.array(growth), np.array(jump)
 
 
 def _instrumented_sgd(cfg: ModelConfig, seeds: list[int], lr: float, steps: int, corpus) -> dict[str, np.ndarray]:
