@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import components, highlight, incremental, manifest
+from . import components, figbox, highlight, incremental, manifest
 from .assets import MEDIA_DIR
 from .bind import bind_deck
 from .cite import cite_deck
@@ -327,7 +327,7 @@ def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tup
         entry = index_of([parsed]).decks[0] if parsed is not None else None
         diagnostics.extend(d for d in every.problems.get(Path(path).resolve(), []) if d.severity == "warning")
         try:
-            deck = every.deck(path)
+            deck = figbox.sized(every.deck(path))  # each figure drawn for the box its slide shows it in
             problems = components.deck_problems(deck, found)
             if problems:
                 built.append(DeckBuilt(path, diagnostics=tuple(problems), entry=entry))

@@ -41,7 +41,7 @@ from markupsafe import Markup, escape
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 
-from . import background, clicks, html_clicks, mermaid, rawhtml, rawimages, settings, slidev_builtins, theme
+from . import background, clicks, figbox, html_clicks, mermaid, rawhtml, rawimages, settings, slidev_builtins, theme
 from . import components as comp
 from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
@@ -374,6 +374,9 @@ class _Renderer:
                 Markup(placeholder_tag), alt, f"missing: {src}"
             )
         title_attr = Markup(' title="{}"').format(title) if title else Markup("")
+        if src.startswith("fig:") and figbox.split(src)[1] is not None:
+            # drawn for its box: shown at its own size (its labels at the style's points), smaller only if it must
+            title_attr += Markup(' class="drawn-figure"')
         return Markup('<img src="{}" alt="{}"{}>').format(url, alt, title_attr)
 
     def quote(self, node: Quote) -> Markup:
@@ -555,6 +558,8 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     image = media_urls.get(str(image_src)) if image_src else None
     size = slide.frontmatter.get("backgroundSize")
     image_size = size if isinstance(size, str) and size in _FITS else ("cover" if spec.image == "full" else "")
+    if not image_size and image_src and figbox.split(str(image_src))[1]:
+        image_size = "scale-down"  # a figure drawn for the half it fills: never shown larger than drawn
     notes, click_notes = _notes(slide, media_urls)
     classes = " ".join(c for c in (layout_classes(slide.layout, spec),
                                    frontmatter_classes(slide.frontmatter.get("class")), scope) if c)

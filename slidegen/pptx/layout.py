@@ -19,7 +19,7 @@ from typing import assert_never
 
 from pptx.util import Emu, Inches, Pt
 
-from slidegen import background, clicks, settings, theme
+from slidegen import background, clicks, figbox, settings, theme
 from slidegen import components as comp
 from slidegen import deck as d
 from slidegen.errors import Diagnostic, display_path
@@ -27,6 +27,7 @@ from slidegen.layouts import LAYOUTS, Layout
 from slidegen.pptx import code_steps, fades, look, math_steps, spans, texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (
+    DRAWN_EMU_PER_PX,
     CodeItem,
     Context,
     FigureItem,
@@ -266,7 +267,7 @@ def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
     pad = Inches(0) if side == "full" else Inches(0.4)
     picture: list[Shape] = []
     alt = str(slide.frontmatter.get("alt") or slide.title or src)
-    _place_figure(FigureItem(str(src), alt, None, slide.line),
+    _place_figure(FigureItem(str(src), alt, None, slide.line, DRAWN_EMU_PER_PX if figbox.split(str(src))[1] else 0),
                   Box(side_box.x + pad, side_box.y + pad, side_box.w - 2 * pad, side_box.h - 2 * pad),
                   image_sizes, picture, None, middle=True)
     return columns, region, picture
