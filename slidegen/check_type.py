@@ -21,21 +21,21 @@ MAIN_PT = 18.0
 SMALL_PT = 12.0
 #: A character of the monospace face advances 0.602 em (DejaVu Sans Mono).
 MONO_EM = 0.602
-CODE_LINE = 1.4
+CODE_LINE = 1.25
 CODE_PAD_X = 44
 
 
 def code_fits(block: d.CodeBlock, width: float, height: float) -> tuple[bool, str]:
-    """Whether ``block`` fits ``width`` x ``height`` px at the theme's code size; why not, if it does not."""
+    """Whether ``block`` fits ``width`` x ``height`` px at the theme's code size (a long line wraps onto more
+    rows, as the theme wraps it); why not, if it does not."""
     size = figbox.CODE_PX
     lines = block.code.rstrip("\n").split("\n")
-    per_line = int((width - CODE_PAD_X) / (MONO_EM * size))
-    fit_lines = int((height - 30) / (CODE_LINE * size))
-    longest = max((len(line.expandtabs(4)) for line in lines), default=0)
-    if len(lines) > fit_lines:
-        return False, f"{len(lines)} lines, where {max(fit_lines, 0)} fit"
-    if longest > per_line:
-        return False, f"a line of {longest} characters, where {per_line} fit"
+    per_line = max(8, int((width - CODE_PAD_X) / (MONO_EM * size)) - 2)
+    fit_rows = int((height - 22) / (CODE_LINE * size))
+    rows = sum(max(1, -(-len(line.expandtabs(4)) // per_line)) for line in lines)
+    if rows > fit_rows:
+        wrapped = f" ({rows} rows, long lines wrapped at {per_line} characters)" if rows > len(lines) else ""
+        return False, f"{len(lines)} lines{wrapped}, where {max(fit_rows, 0)} rows fit"
     return True, ""
 
 

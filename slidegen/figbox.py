@@ -111,7 +111,9 @@ def block_height(block: d.Block, width: float) -> float:
             return sum(sum(block_height(b, inner) for b in item.blocks) for item in block.items) \
                 + 0.35 * BODY_PX * (len(block.items) - 1)
         case d.CodeBlock():
-            return (block.code.rstrip("\n").count("\n") + 1) * 1.4 * CODE_PX + 30
+            per_line = max(8, int((width - 44) / (0.602 * CODE_PX)) - 2)
+            rows = sum(max(1, -(-len(line) // per_line)) for line in block.code.rstrip("\n").split("\n"))
+            return rows * 1.25 * CODE_PX + 22
         case d.MathBlock():
             return (block.tex.count("\\\\") + 1) * 2.2 * BODY_PX
         case d.Table():

@@ -397,12 +397,13 @@ def _flow_height(paras: list[Para], width: int, inset: int = TEXT_INSET) -> int:
 
 
 def _fit_code(item: CodeItem, width: int) -> list[Para]:
-    """Code paragraphs at a size where the longest line fits ``width`` (not below 10 pt)."""
+    """Code paragraphs at a size where the longest line fits ``width``, never below the theme's code size
+    (18 pt as shown): a longer line wraps, as in HTML, and ``slidegen check`` warns on code that cannot fit."""
     avail = Emu(width - 2 * CODE_INSET).pt
     size = item.paras[0].size.pt
     fitting = avail / (EM[theme.MONO] * max(item.width_chars, 1))
     if fitting < size:
-        size = max(10.0, math.floor(fitting))
+        size = max(float(theme.CODE_PT), math.floor(fitting))
         return [replace(p, size=Pt(size)) for p in item.paras]
     return item.paras
 
