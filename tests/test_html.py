@@ -83,7 +83,7 @@ def test_slide_ids_layouts_and_dark_backgrounds(built):
 def test_sections_carry_the_classes_of_their_layouts_facts(built):
     _, _, page = built
     classes = {a["class"].split()[0]: a["class"] for a in Tags(page).find("section")}
-    assert classes["layout-cover"] == "layout-cover centered text-center"
+    assert classes["layout-cover"] == "layout-cover centered"
     assert classes["layout-default"] == "layout-default"
     assert classes["layout-fact"] == "layout-fact tone-dark centered text-center"
     assert classes["layout-quote"] == "layout-quote centered"
@@ -245,7 +245,7 @@ def test_theme_css_follows_theme_py(built):
     css = (out / "assets" / "theme.css").read_text(encoding="utf-8")
     for value in (theme.TEXT, theme.ACCENT, theme.ACCENT_DARK_BG, theme.CODE_HIGHLIGHT, theme.SANS_CSS, theme.MONO_CSS):
         assert value in css
-    assert "--title: 48.0px" in css and "--code: 20.0px" in css
+    assert "--title: 48.0px" in css and "--code: 24.0px" in css
     assert "http" not in css and "@font-face" not in css
 
 

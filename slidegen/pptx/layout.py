@@ -220,7 +220,8 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
             placed += fit(in_column(col, area))
     if kind.layout.image == "full":  # placeholders are drawn first: the picture behind would hide the title
         placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
-    shapes += placed + footnotes + _footer(deck, slide, kind, _footer_band(kind, region, width)) + _master_marks(slide, kind, placed, width)
+    shapes += placed + footnotes + _footer(deck, slide, kind, _footer_band(kind, region, width)) + \
+        _master_marks(slide, kind, placed, _footer_band(kind, region, width))
     shapes = behind + look.recolor(slide, shapes)
     # copies drawn behind: a paragraph's states (inline clicks, pptx/spans.py), faded paragraphs (fades.py);
     # a formula's line steps: a dimmed copy per step (math_steps.py)
@@ -608,7 +609,7 @@ RULES: dict[str, tuple[int, int, int, bool]] = {
 NO_RULE = ("fact", "quote", "full", "none", "image", "iframe")
 
 
-def _master_marks(slide: d.Slide, kind: Kind, placed: list[Shape], width: int) -> list[Shape]:
+def _master_marks(slide: d.Slide, kind: Kind, placed: list[Shape], band: Box) -> list[Shape]:
     """What the master draws besides text, as the HTML theme does: the cover's accent bar at the left edge, the
     rule under the title (accent on light slides, white on dark ones) and the rule over the footer."""
     marks: list[Shape] = []
@@ -627,8 +628,7 @@ def _master_marks(slide: d.Slide, kind: Kind, placed: list[Shape], width: int) -
         colour = theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT
         marks.append(TextBox(Box(left, text_bottom + gap * PX // 2, w * PX, h * PX), (), "Title rule", fill=colour))
     line = "#575e66" if kind.layout.dark else theme.TABLE_HEADER_BACKGROUND  # the HTML's white at 25% on dark
-    margin = MARGIN if kind.layout.padded else Inches(0.25)
-    marks.append(TextBox(Box(margin, FOOTER_RULE_TOP, width - 2 * margin, PX), (), "Footer rule", fill=line))
+    marks.append(TextBox(Box(band.x, FOOTER_RULE_TOP, band.w, PX), (), "Footer rule", fill=line))
     return marks
 
 
