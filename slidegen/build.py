@@ -222,12 +222,6 @@ def build(
         from . import html
 
         html.copy_assets(html_dir, components=sorted(used.values()), mermaid=diagrams)
-    if "html" in formats and page is not None:
-        from . import html
-
-        if not built:
-            html.copy_assets(html_dir)
-        report.written.append(html.write_index(todo.index().decks, html_dir))
     if single_file:
         report.diagnostics.extend(_single_files([(b.path, final) for b in built for flavor, final in b.written
                                                  if flavor == "html"]))
@@ -250,6 +244,15 @@ def build(
         report.written.extend(written_png)
         report.diagnostics.extend(problems)
         todo.printed("png", written_png, problems)
+    if "html" in formats and (page is not None or built):  # last: it links the PPTX and PDF written above
+        from . import html
+
+        if not built:
+            html.copy_assets(html_dir)
+        decks = todo.index().decks
+        files = {d.slug: {"pptx": out / "pptx" / f"{d.slug}.pptx", "pdf": out / "pdf" / f"{d.slug}.pdf"}
+                 for d in decks}
+        report.written.append(html.write_index(decks, html_dir, project.layout.title, files))
     todo.save(page)
     return report
 

@@ -30,6 +30,7 @@ and the PDF, show the drawn diagram).
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -683,19 +684,38 @@ def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path],
     return target
 
 
-def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path) -> Path:
-    """Write ``out_dir/index.html``: every deck of the deck index with its chapter, title, summary and link."""
+def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path, series: str = "",
+                outputs: Mapping[str, Mapping[str, Path]] | None = None) -> Path:
+    """Write ``out_dir/index.html``: the series' title (``[tool.slidegen] title``), then every deck of the deck
+    index with its chapter, title, slide count, summary, a picture of its cover (the deck's own page, shown
+    small) and links to its HTML and to the other files the build wrote for it (``outputs``: slug ->
+    format -> file; a format is linked only when its file is there)."""
     out_dir = Path(out_dir)
-    entries = [
-        {
+    outputs = outputs or {}
+    entries = []
+    for d in decks:
+        page = out_dir / f"{d.slug}.html"
+        files = [(fmt.upper(), quote(os.path.relpath(path, out_dir).replace(os.sep, "/")))
+                 for fmt, path in outputs.get(d.slug, {}).items() if Path(path).is_file()]
+        entries.append({
             "href": f"{quote(d.slug)}.html",
             "title": d.title or d.slug,
             "chapter": d.headmatter.get("chapter"),
             "summary": d.headmatter.get("summary", ""),
-        }
-        for d in decks
-    ]
-    html = templates().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR)
+            "slides": slide_count(page) or len(d.slides),
+            "files": files,
+            "thumbnail": page.is_file(),
+        })
+    html = templates().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR, series=series)
     target = out_dir / "index.html"
     atomic_write(target, html.encode("utf-8"))
     return target
+
+
+def slide_count(page: Path) -> int | None:
+    """The slides of a deck page as written (one ``<section`` a line start each); ``None`` when there is no page."""
+    try:
+        text = page.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return sum(1 for line in text.splitlines() if line.startswith("<section"))
