@@ -252,7 +252,10 @@ def build(
         decks = todo.index().decks
         files = {d.slug: {"pptx": out / "pptx" / f"{d.slug}.pptx", "pdf": out / "pdf" / f"{d.slug}.pdf"}
                  for d in decks}
-        report.written.append(html.write_index(decks, html_dir, project.layout.title, files))
+        # the page the manifest says changed is written; else only when what it shows moved (counts, files)
+        index_page = html.write_index(decks, html_dir, project.layout.title, files, changed_only=page is None)
+        if index_page is not None:
+            report.written.append(index_page)
     todo.save(page)
     return report
 

@@ -685,11 +685,12 @@ def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path],
 
 
 def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path, series: str = "",
-                outputs: Mapping[str, Mapping[str, Path]] | None = None) -> Path:
+                outputs: Mapping[str, Mapping[str, Path]] | None = None, changed_only: bool = False) -> Path | None:
     """Write ``out_dir/index.html``: the series' title (``[tool.slidegen] title``), then every deck of the deck
     index with its chapter, title, slide count, summary, a picture of its cover (the deck's own page, shown
     small) and links to its HTML and to the other files the build wrote for it (``outputs``: slug ->
-    format -> file; a format is linked only when its file is there)."""
+    format -> file; a format is linked only when its file is there). With ``changed_only``, a page that would read
+    as the one already there is left alone (``None``)."""
     out_dir = Path(out_dir)
     outputs = outputs or {}
     entries = []
@@ -708,6 +709,8 @@ def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path, series: str = 
         })
     html = templates().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR, series=series)
     target = out_dir / "index.html"
+    if changed_only and target.is_file() and target.read_bytes() == html.encode("utf-8"):
+        return None
     atomic_write(target, html.encode("utf-8"))
     return target
 

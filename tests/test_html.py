@@ -296,10 +296,32 @@ def test_index_lists_every_deck(tmp_path, built):
     glossary = DeckEntry(tmp_path / "glossary.md", "Glossary <&>", {"summary": "Terms"}, ())
     page = html.write_index([entry, glossary], tmp_path).read_text(encoding="utf-8")
     tags = Tags(page)
-    assert [a["href"] for a in tags.find("a")] == [f"{SLUG}.html", "glossary.html"]
+    assert [a["href"] for a in tags.find("a") if "deck-title" in a.get("class", "")] == [f"{SLUG}.html",
+                                                                                         "glossary.html"]
     assert "Chapter 1" in page and "From random weights to Hamlet" in page
     assert "Glossary &lt;&amp;&gt;" in page
     assert "no decks yet" not in page
+    assert "<h1>Slides</h1>" in page  # no series named
+
+
+def test_index_names_the_series_counts_slides_and_links_every_output(tmp_path, built):
+    """The series' title, each deck's slide count (from its page), a picture of its cover and the files built."""
+    deck, _, _ = built
+    out = tmp_path / "html"
+    out.mkdir()
+    html.write_deck(deck, out, {})
+    (tmp_path / "pptx").mkdir()
+    (tmp_path / "pptx" / f"{deck.slug}.pptx").write_bytes(b"PK")
+    entry = DeckEntry(deck.path, deck.title, deck.headmatter, ())
+    files = {deck.slug: {"pptx": tmp_path / "pptx" / f"{deck.slug}.pptx", "pdf": tmp_path / "pdf" / "none.pdf"}}
+    page = html.write_index([entry], out, "A Series <of talks>", files).read_text(encoding="utf-8")
+    tags = Tags(page)
+    assert "<h1>A Series &lt;of talks&gt;</h1>" in page and "<title>A Series &lt;of talks&gt;</title>" in page
+    assert f"{len(deck.slides)} slides" in page
+    links = {name: href for href, name in re.findall(r'<a href="([^"]+)">(HTML|PPTX|PDF)</a>', page)}
+    assert links == {"HTML": f"{SLUG}.html", "PPTX": f"../pptx/{SLUG}.pptx"}  # no PDF was built: no link
+    (frame,) = tags.find("iframe")
+    assert frame["src"] == f"{SLUG}.html?thumbnail#/0"
 
 
 def test_index_without_decks_says_how_to_add_one(tmp_path):
