@@ -112,17 +112,17 @@ def block_height(block: d.Block, width: float) -> float:
                 + 0.35 * BODY_PX * (len(block.items) - 1)
         case d.CodeBlock():
             per_line = max(8, int((width - 44) / (0.602 * CODE_PX)) - 2)
-            rows = sum(max(1, -(-len(line) // per_line)) for line in block.code.rstrip("\n").split("\n"))
-            return rows * 1.25 * CODE_PX + 22
+            wrapped = sum(max(1, -(-len(line) // per_line)) for line in block.code.rstrip("\n").split("\n"))
+            return wrapped * 1.25 * CODE_PX + 22
         case d.MathBlock():
             return (block.tex.count("\\\\") + 1) * 2.2 * BODY_PX
         case d.Table():
-            size = 0.85 * BODY_PX
+            size = theme.TABLE_PT * PX_PER_PT
             columns = max(1, len(block.header) or (len(block.rows[0]) if block.rows else 1))
             cell_w = width / columns - 1.8 * size
-            rows = [block.header, *block.rows] if block.header else list(block.rows)
+            table_rows = [block.header, *block.rows] if block.header else list(block.rows)
             return sum(max((text_height(d.plain_text(cell), cell_w, size) for cell in row), default=size * LINE)
-                       + 0.64 * size + 2 for row in rows)
+                       + 0.64 * size + 2 for row in table_rows)
         case d.Quote() | d.Click():
             return sum(block_height(b, width) for b in block.blocks) + GAP * max(0, len(block.blocks) - 1)
         case d.Figure():

@@ -241,10 +241,7 @@ def main(argv: list[str]) -> int:
         browser = p.chromium.launch(executable_path=str(find_chromium()), args=list(CHROMIUM_ARGS))
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         for file in files:
-            if file.suffix == ".pptx":
-                slides = measure_pptx(file)
-            else:
-                slides = measure_html(page, file)
+            slides = measure_pptx(file) if file.suffix == ".pptx" else measure_html(page, file)
             words = slide_words(root / "decks" / f"{file.stem}.md") if (root / "decks" / f"{file.stem}.md").is_file() \
                 else []
             for sizes, count in zip(slides, words, strict=False):

@@ -98,7 +98,8 @@ def marks(path: Path, dark: bool) -> dict[str, tuple[int, int, int, int]]:
     px = image.load()
     rule_colour = _hex(theme.TEXT_ON_DARK if dark else theme.ACCENT)
     found: dict[str, tuple[int, int, int, int]] = {}
-    bar = [x for x in range(0, 40) if sum(_near(px[x, y], _hex(theme.ACCENT), 40) for y in range(0, H, 8)) > H / 8 * 0.9]
+    accent = _hex(theme.ACCENT)
+    bar = [x for x in range(0, 40) if sum(_near(px[x, y], accent, 40) for y in range(0, H, 8)) > H / 8 * 0.9]
     if bar:
         found["accent bar"] = (min(bar), 0, max(bar), H)
     # the title rule: a row whose rule-coloured pixels are one run 40-140 px long, a few rows tall
