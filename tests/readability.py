@@ -203,11 +203,14 @@ def _png_facts(stream: Any) -> dict[str, Any] | None:
 
 
 def slide_words(deck_path: Path) -> list[int]:
-    """Words per shown slide of the deck (``slidegen check``'s count), in slide order."""
+    """Words per shown slide of the deck as it is built (bound, its references slide in place), by
+    ``slidegen check``'s count, in slide order."""
+    from slidegen.build import bind_project
     from slidegen.frontmatter import visible
-    from slidegen.parse import parse_deck
+    from slidegen.project import Project
 
-    deck = visible(parse_deck(deck_path))
+    project = Project(Path(deck_path).resolve().parents[1])
+    deck = visible(bind_project(project, only=[deck_path]).deck(deck_path))
     return [0 if s.layout == "references" or check_words._mostly_code(s) else check_words.slide_words(s)
             for s in deck.slides]
 
