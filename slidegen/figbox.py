@@ -21,8 +21,8 @@ from . import theme
 from .layouts import layout
 
 #: CSS px per point on the 1280x720 slide (960 x 540 pt): 18 pt is 24 px.
-PX_PER_PT = theme.WIDTH_PX / (theme.WIDTH_IN * 72)
-PX_PER_IN = theme.WIDTH_PX / theme.WIDTH_IN
+PX_PER_IN = 96.0  # 1280 px across PowerPoint's 16:9 slide, 12192000 EMU = 13 1/3 in
+PX_PER_PT = PX_PER_IN / 72
 #: The theme's type and geometry in px (slidegen/templates/theme.css.j2).
 BODY_PX = theme.BODY_PT * PX_PER_PT
 TITLE_PX = theme.TITLE_PT * PX_PER_PT
@@ -37,7 +37,7 @@ EM = 0.47
 #: The title with its accent rule and the space under it.
 TITLE_RULE = 14 + 5 + 0.35 * TITLE_PX
 #: A box smaller than this cannot hold a plot with 18-pt ticks and labels.
-MIN_W, MIN_H = 400, 240
+MIN_W, MIN_H = 400, 300
 #: The side picture's padding in image-left / image-right layouts.
 SIDE_PAD = 28
 
