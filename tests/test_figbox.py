@@ -32,7 +32,8 @@ def test_a_figure_alone_under_its_title_gets_the_body_and_text_takes_its_share()
 
 
 def test_a_column_or_a_side_gets_half_the_width() -> None:
-    ((_, column),) = figbox.figure_boxes(_slide(FIG, layout="two-cols", slots={"right": (d.Paragraph((d.Text("x"),)),)}))
+    right = {"right": (d.Paragraph((d.Text("x"),)),)}
+    ((_, column),) = figbox.figure_boxes(_slide(FIG, layout="two-cols", slots=right))
     assert column.w == (1136 - 56) // 2 // 8 * 8
     side = d.Slide(1, 1, "image-right", {"image": "fig:ch99.curve"}, "t", "", ())
     (sized,) = figbox.sized(_deck(side)).slides
