@@ -33,7 +33,9 @@ def rc() -> dict[str, Any]:
     from cycler import cycler
 
     return {
-        "font.family": "sans-serif",
+        # the families themselves, not "sans-serif": matplotlib then takes a glyph Carlito lacks (m̂, ∝)
+        # from the next family instead of drawing a box
+        "font.family": _installed(SANS),
         "font.sans-serif": _installed(SANS),
         "font.size": FONT_PT,
         "axes.titlesize": FONT_PT,
