@@ -131,6 +131,9 @@ def theme_css() -> str:
         "title_px": round(theme.TITLE_PT * px_per_pt, 1),
         "body_px": round(theme.BODY_PT * px_per_pt, 1),
         "code_px": round(theme.CODE_PT * px_per_pt, 1),
+        "table_px": round(theme.TABLE_PT * px_per_pt, 1),
+        "main_px": round(theme.MIN_MAIN_PT * px_per_pt, 1),
+        "small_px": round(theme.MIN_SMALL_PT * px_per_pt, 1) + 1,
     }
     values = {k: v for k, v in vars(theme).items() if k.isupper()}
     return templates().get_template("theme.css.j2").render(**values, **sizes)

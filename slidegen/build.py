@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import components, highlight, incremental, manifest
+from . import components, figbox, highlight, incremental, manifest
 from .assets import MEDIA_DIR
 from .bind import bind_deck
 from .cite import cite_deck
@@ -222,12 +222,6 @@ def build(
         from . import html
 
         html.copy_assets(html_dir, components=sorted(used.values()), mermaid=diagrams)
-    if "html" in formats and page is not None:
-        from . import html
-
-        if not built:
-            html.copy_assets(html_dir)
-        report.written.append(html.write_index(todo.index().decks, html_dir))
     if single_file:
         report.diagnostics.extend(_single_files([(b.path, final) for b in built for flavor, final in b.written
                                                  if flavor == "html"]))
@@ -250,6 +244,18 @@ def build(
         report.written.extend(written_png)
         report.diagnostics.extend(problems)
         todo.printed("png", written_png, problems)
+    if "html" in formats and (page is not None or built):  # last: it links the PPTX and PDF written above
+        from . import html
+
+        if not built:
+            html.copy_assets(html_dir)
+        decks = todo.index().decks
+        files = {d.slug: {"pptx": out / "pptx" / f"{d.slug}.pptx", "pdf": out / "pdf" / f"{d.slug}.pdf"}
+                 for d in decks}
+        # the page the manifest says changed is written; else only when what it shows moved (counts, files)
+        index_page = html.write_index(decks, html_dir, project.layout.title, files, changed_only=page is None)
+        if index_page is not None:
+            report.written.append(index_page)
     todo.save(page)
     return report
 
@@ -327,7 +333,7 @@ def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tup
         entry = index_of([parsed]).decks[0] if parsed is not None else None
         diagnostics.extend(d for d in every.problems.get(Path(path).resolve(), []) if d.severity == "warning")
         try:
-            deck = every.deck(path)
+            deck = figbox.sized(every.deck(path))  # each figure drawn for the box its slide shows it in
             problems = components.deck_problems(deck, found)
             if problems:
                 built.append(DeckBuilt(path, diagnostics=tuple(problems), entry=entry))

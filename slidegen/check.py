@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slidegen import check_words, components, fallbacks, htmlpictures, settings, slidev_builtins
+from slidegen import check_type, check_words, components, fallbacks, htmlpictures, settings, slidev_builtins
 from slidegen.bind import bind_deck
 from slidegen.check_cites import check_cited_rows, check_deck_cites, check_library, check_unused
 from slidegen.check_outputs import output_problems
@@ -145,6 +145,7 @@ def check_decks(
                 diagnostics += _check_numbers(here, part)
         diagnostics += settings.pptx_font_warnings(rel, _headmatter_line(deck, "fonts"), deck.headmatter.get("fonts"))
         diagnostics += check_words.warnings(rel, deck)
+        diagnostics += check_type.warnings(rel, deck)
     diagnostics += _check_diagrams(list(decks.parsed.values()), root)
     if library is not None:
         diagnostics += check_library(library)

@@ -6,8 +6,14 @@ provide is in :mod:`slidegen.contracts`). :class:`FigureRenderer` is the
 ``render_figure`` callback of :func:`slidegen.media.resolve_media`: it returns
 ``build/figures/NAME-HASH.svg`` and ``.png``, where HASH covers the figure module and the
 project files it imports (the style module among them), the theme, the matplotlib
-version and the runs' json files. When both files exist the figure is not drawn again
-(matplotlib is not even imported).
+version, the runs' json files and the box it is drawn for. When both files exist the figure is
+not drawn again (matplotlib is not even imported).
+
+A name may carry the box the slide shows the figure in, ``ch01.loss@1136x470`` (CSS px of the
+1280x720 slide, :mod:`slidegen.figbox`): the figure is drawn that size (``figure.figsize`` of the
+style's settings), so its labels are shown at the point sizes the style sets. Both files record
+what the measuring test and the PowerPoint check need (:func:`picture_facts`): the size drawn and the
+smallest text in points.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import contracts, theme
+from . import contracts, figbox, theme
 from .atomic import atomic_write
 from .errors import Diagnostic, SlidegenError
 from .loader import (
@@ -37,7 +43,9 @@ from .project import Project
 from .runstore import RunRecord, run_path
 
 DPI = 200
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+#: The key of the facts a drawn figure carries (PNG text chunk; SVG description).
+FACTS_KEY = "slidegen-figure"
 
 
 class UnknownFigure(SlidegenError):
@@ -176,18 +184,19 @@ class FigureRenderer:
         return self._infos
 
     def __call__(self, name: str) -> tuple[Path, Path]:
-        info = self.figures.get(name)
+        base, box = figbox.split(name)
+        info = self.figures.get(base)
         if info is None:
             import difflib
 
-            close = difflib.get_close_matches(name, list(self.figures), n=1)
+            close = difflib.get_close_matches(base, list(self.figures), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise UnknownFigure(self.project, name, hint)
+            raise UnknownFigure(self.project, base, hint)
         ids = self._run_ids(info)
-        key = self.cache_key(info, ids)
+        key = self.cache_key(info, ids, box)
         svg, png = self.out_dir / f"{name}-{key}.svg", self.out_dir / f"{name}-{key}.png"
         if not (svg.is_file() and png.is_file()):
-            self._draw(info, ids, svg, png)
+            self._draw(info, ids, svg, png, box)
             self.drawn.append(name)
             for old in self.out_dir.glob(f"{name}-*.*"):
                 if old not in (svg, png) and old.suffix in (".svg", ".png") and old.stem.rsplit("-", 1)[0] == name:
@@ -198,7 +207,7 @@ class FigureRenderer:
         """Draw (or find cached) each registered figure of ``names``; one diagnostic per failure."""
         out = []
         for name in sorted(set(names)):
-            if name not in self.figures:
+            if figbox.split(name)[0] not in self.figures:
                 continue  # `slidegen check` reports unknown names at the deck line
             try:
                 self(name)
@@ -206,8 +215,8 @@ class FigureRenderer:
                 out.append(error.diagnostic)
         return out
 
-    def cache_key(self, info: FigureInfo, ids: tuple[str, ...]) -> str:
-        """12 hex digits over the figure's code, style, theme, matplotlib version and run data."""
+    def cache_key(self, info: FigureInfo, ids: tuple[str, ...], box: figbox.Box | None = None) -> str:
+        """12 hex digits over the figure's code, style, theme, matplotlib version, run data and box."""
         runs = {}
         for exp_id in ids:
             path = run_path(self.runs_dir, exp_id)
@@ -219,6 +228,7 @@ class FigureRenderer:
             "theme": digest_bytes(Path(theme.__file__).read_bytes()),
             "matplotlib": _version("matplotlib"),
             "runs": runs,
+            "box": None if box is None else [box.w, box.h],
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -228,7 +238,8 @@ class FigureRenderer:
         chapter = info.name.split(".", 1)[0]
         return tuple(sorted(p.stem for p in self.runs_dir.glob(f"{chapter}.*.json")))
 
-    def _draw(self, info: FigureInfo, ids: tuple[str, ...], svg: Path, png: Path) -> None:
+    def _draw(self, info: FigureInfo, ids: tuple[str, ...], svg: Path, png: Path,
+              box: figbox.Box | None = None) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
@@ -240,7 +251,10 @@ class FigureRenderer:
             registry = load_module(root, layout.figure_registry, "the figure registry")
             load_module(root, module_name(root, info.path), "figures")
             spec = contracts.registry_mapping(registry, "FIGURES", "figure")[info.name]
-            settings: Any = dict(self._style(root))  # matplotlib's stubs want literal rc keys
+            style = self._style_module(root)
+            settings: Any = dict(contracts.check_style(style)) if style else {}  # stubs want literal rc keys
+            if box is not None:
+                settings["figure.figsize"] = box.inches
             with matplotlib.rc_context(settings):
                 try:
                     fig = spec.fn(Runs(self.runs_dir, ids))
@@ -251,20 +265,67 @@ class FigureRenderer:
                     raise located(error, info.path, message, info.line) from error
                 if not isinstance(fig, Figure):
                     raise contracts.not_a_figure(info.name, fig, contracts.Site(info.path, info.line))
-                atomic_write(svg, _saved(fig, "svg", metadata={"Date": None}))
-                atomic_write(png, _saved(fig, "png", dpi=DPI, metadata={"Software": None}))
+                finish = getattr(style, "finish", None)
+                if callable(finish):
+                    finish(fig)
+                facts = json.dumps(_facts(fig, box), sort_keys=True)
+                atomic_write(svg, _saved(fig, "svg", metadata={"Date": None, "Description": facts}))
+                atomic_write(png, _saved(fig, "png", dpi=DPI, metadata={"Software": None, FACTS_KEY: facts}))
 
-    def _style(self, root: Path) -> Mapping[str, Any]:
-        """The style module's ``rc()``; no settings when the project has no style module."""
+    def _style_module(self, root: Path) -> Any:
+        """The style module; ``None`` when the project has none."""
         name = self.project.layout.figure_style
         if module_file(root, name) is None:
-            return {}
-        return contracts.check_style(load_module(root, name, "the figure style"))
+            return None
+        return load_module(root, name, "the figure style")
 
 
 def figure_renderer(project: Project) -> FigureRenderer:
     """The ``render_figure`` callback for :func:`slidegen.media.resolve_media`."""
     return FigureRenderer(project)
+
+
+def _facts(fig: Any, box: figbox.Box | None) -> dict[str, Any]:
+    """What a drawn figure records: its size in inches, its box, and its smallest text in points."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()  # lays the figure out: ticks exist, and each text knows its place
+    frame = fig.bbox
+    sizes = []
+    for text in fig.findobj(Text):
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        extent = text.get_window_extent()
+        if extent.x1 < frame.x0 or extent.x0 > frame.x1 or extent.y1 < frame.y0 or extent.y0 > frame.y1:
+            continue  # outside the figure: never drawn (a tick label beyond the axis' limits)
+        sizes.append(float(text.get_fontsize()))
+    width, height = (float(v) for v in fig.get_size_inches())
+    return {"width_in": round(width, 4), "height_in": round(height, 4), "smallest_pt": min(sizes, default=0.0),
+            "box": None if box is None else [box.w, box.h]}
+
+
+def picture_facts(path: Path) -> dict[str, Any] | None:
+    """The facts a drawn figure's SVG or PNG records (see :func:`_facts`); ``None`` for another picture."""
+    import re
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if path.suffix.lower() == ".svg":
+        found = re.search(rb"<dc:description>(.*?)</dc:description>", data, re.S)
+        text = found.group(1).replace(b"&quot;", b'"').decode() if found else None
+    else:
+        marker = FACTS_KEY.encode() + b"\0"
+        at = data.find(marker)
+        text = None
+        if at >= 0:
+            length = int.from_bytes(data[at - 8:at - 4], "big")
+            text = data[at + len(marker):at + length].decode("latin-1")
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
 
 
 def _saved(fig: Any, fmt: str, **kwargs: Any) -> bytes:

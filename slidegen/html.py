@@ -30,6 +30,7 @@ and the PDF, show the drawn diagram).
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from markupsafe import Markup, escape
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 
-from . import background, clicks, html_clicks, mermaid, rawhtml, rawimages, settings, slidev_builtins, theme
+from . import background, clicks, figbox, html_clicks, mermaid, rawhtml, rawimages, settings, slidev_builtins, theme
 from . import components as comp
 from .assets import ASSETS_DIR, COMPONENTS_ASSETS, copy_media, copy_runs, templates
 from .assets import copy_assets as copy_assets  # re-exported: callers build a page and its assets together
@@ -374,6 +375,9 @@ class _Renderer:
                 Markup(placeholder_tag), alt, f"missing: {src}"
             )
         title_attr = Markup(' title="{}"').format(title) if title else Markup("")
+        if src.startswith("fig:") and figbox.split(src)[1] is not None:
+            # drawn for its box: shown at its own size (its labels at the style's points), smaller only if it must
+            title_attr += Markup(' class="drawn-figure"')
         return Markup('<img src="{}" alt="{}"{}>').format(url, alt, title_attr)
 
     def quote(self, node: Quote) -> Markup:
@@ -555,6 +559,8 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     image = media_urls.get(str(image_src)) if image_src else None
     size = slide.frontmatter.get("backgroundSize")
     image_size = size if isinstance(size, str) and size in _FITS else ("cover" if spec.image == "full" else "")
+    if not image_size and image_src and figbox.split(str(image_src))[1]:
+        image_size = "scale-down"  # a figure drawn for the half it fills: never shown larger than drawn
     notes, click_notes = _notes(slide, media_urls)
     classes = " ".join(c for c in (layout_classes(slide.layout, spec),
                                    frontmatter_classes(slide.frontmatter.get("class")), scope) if c)
@@ -678,19 +684,41 @@ def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path],
     return target
 
 
-def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path) -> Path:
-    """Write ``out_dir/index.html``: every deck of the deck index with its chapter, title, summary and link."""
+def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path, series: str = "",
+                outputs: Mapping[str, Mapping[str, Path]] | None = None, changed_only: bool = False) -> Path | None:
+    """Write ``out_dir/index.html``: the series' title (``[tool.slidegen] title``), then every deck of the deck
+    index with its chapter, title, slide count, summary, a picture of its cover (the deck's own page, shown
+    small) and links to its HTML and to the other files the build wrote for it (``outputs``: slug ->
+    format -> file; a format is linked only when its file is there). With ``changed_only``, a page that would read
+    as the one already there is left alone (``None``)."""
     out_dir = Path(out_dir)
-    entries = [
-        {
+    outputs = outputs or {}
+    entries = []
+    for d in decks:
+        page = out_dir / f"{d.slug}.html"
+        files = [(fmt.upper(), quote(os.path.relpath(path, out_dir).replace(os.sep, "/")))
+                 for fmt, path in outputs.get(d.slug, {}).items() if Path(path).is_file()]
+        entries.append({
             "href": f"{quote(d.slug)}.html",
             "title": d.title or d.slug,
             "chapter": d.headmatter.get("chapter"),
             "summary": d.headmatter.get("summary", ""),
-        }
-        for d in decks
-    ]
-    html = templates().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR)
+            "slides": slide_count(page) or len(d.slides),
+            "files": files,
+            "thumbnail": page.is_file(),
+        })
+    html = templates().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR, series=series)
     target = out_dir / "index.html"
+    if changed_only and target.is_file() and target.read_bytes() == html.encode("utf-8"):
+        return None
     atomic_write(target, html.encode("utf-8"))
     return target
+
+
+def slide_count(page: Path) -> int | None:
+    """The slides of a deck page as written (one ``<section`` a line start each); ``None`` when there is no page."""
+    try:
+        text = page.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return sum(1 for line in text.splitlines() if line.startswith("<section"))

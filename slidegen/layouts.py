@@ -62,10 +62,10 @@ def _table(*layouts: Layout) -> dict[str, Layout]:
 
 #: Every layout, by name, in the order error messages list them.
 LAYOUTS: dict[str, Layout] = _table(
-    Layout("cover", centered=True, align="center"),
+    Layout("cover", centered=True),
     Layout("default"),
     Layout("center", centered=True, align="center"),
-    Layout("section", tone="dark", centered=True, align="center"),
+    Layout("section", tone="dark", centered=True),
     Layout("two-cols", slots=("right",)),
     Layout("image-left", image="left"),
     Layout("image-right", image="right"),

@@ -51,6 +51,8 @@ class CodeLayout:
     """Module whose ``rc()`` gives every figure's matplotlib settings; matplotlib's own when it does not exist."""
     csl: str = ""
     """The decks' citation style: a ``.csl`` file relative to the root, or a style's name; ``""``: none named."""
+    title: str = ""
+    """The series the decks make up, as the index page names it (``title = "Training a tiny decoder"``)."""
 
     @property
     def experiment_packages(self) -> tuple[str, ...]:
@@ -169,7 +171,7 @@ def read_layout(path: Path) -> CodeLayout:
         if not isinstance(value, str) or not value.strip():
             raise SlidegenError(*where, f"[{TABLE}] {key} must be a non-empty string, not {_describe(value)}")
         problem = (_glob_problem(value) if key in _GLOBS else _style_problem(value) if key == "csl"
-                   else _module_problem(value))
+                   else None if key == "title" else _module_problem(value))
         if problem:
             raise SlidegenError(*where, f"[{TABLE}] {key} = {value!r}: {problem}")
         values[_KEYS[key]] = value

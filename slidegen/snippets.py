@@ -3,7 +3,9 @@
 ``<<< @/model/reference.py#attention`` shows the lines between the region markers
 ``# #region attention`` and ``# #endregion attention`` (or ``# region`` / ``// #region`` /
 ``<!-- #region -->`` / ``/* #region */``, as VS Code folds them; nested regions' marker lines
-are dropped). ``@/`` is the project root: the nearest folder above the deck that holds
+are dropped). ``#attention:6-13`` shows lines 6 to 13 of the region (``#:6-13`` of the file): a
+long region split over two slides, each still read from the file, so code is never shrunk to
+fit. ``@/`` is the project root: the nearest folder above the deck that holds
 ``decks/``, else the deck's own folder. A snippet must lie inside that root.
 """
 
@@ -50,9 +52,29 @@ def load_snippet(written: str, region: str, deck_path: Path, line: int, col: int
     except OSError as error:  # changed since it was checked
         raise SnippetError(f"snippet file '{paths.shown(written)}' {paths.unusable(error)}") from None
     lines = text.replace("\r\n", "\n").split("\n")
+    region, part = _part(region, written)
     lines = _region(lines, region, written) if region else [line for line in lines if not _MARKER.match(line)]
+    if part is not None:
+        first, last = part
+        if last > len(lines):
+            raise SnippetError(f"'{written}#{region}' has {len(lines)} lines, not {last}; name lines within it")
+        lines = lines[first - 1:last]
     code = textwrap.dedent("\n".join(lines)).strip("\n")
     return Snippet(code, path.suffix.removeprefix("."), path)
+
+
+_PART = re.compile(r"(?P<region>.*):(?P<first>\d+)-(?P<last>\d+)")
+
+
+def _part(region: str, written: str) -> tuple[str, tuple[int, int] | None]:
+    """``name:6-13`` -> (``name``, (6, 13)); a region without a line range -> (region, None)."""
+    found = _PART.fullmatch(region)
+    if found is None:
+        return region, None
+    first, last = int(found["first"]), int(found["last"])
+    if not 1 <= first <= last:
+        raise SnippetError(f"lines {first}-{last} of '{written}' are not a range: write FIRST-LAST, from 1")
+    return found["region"], (first, last)
 
 
 def _region(lines: list[str], name: str, written: str) -> list[str]:

@@ -51,8 +51,13 @@ TEXT_PAIRS = (
 WIDTH_PX, HEIGHT_PX = 1280, 720
 WIDTH_IN, HEIGHT_IN = 13.333, 7.5
 
-# Type sizes in points for PPTX; the HTML theme uses the same ratios.
+# Type sizes in points as shown on the 13.333 x 7.5 in slide (960 x 540 pt at 1280x720: 1 pt is 4/3 px),
+# in PPTX and HTML alike. Main text, tables and code never go under MIN_MAIN_PT, and are never shrunk to
+# fit (``slidegen check`` warns instead); footers, captions, footnotes and references never under MIN_SMALL_PT.
 TITLE_PT = 36
 BODY_PT = 22
-CODE_PT = 15
+CODE_PT = 18
+TABLE_PT = 19
 NOTE_PT = 12
+MIN_MAIN_PT = 18
+MIN_SMALL_PT = 12

@@ -117,3 +117,36 @@ def test_style_is_legible_and_uses_the_theme() -> None:
     assert rc["axes.prop_cycle"].by_key()["color"] == list(theme.PALETTE)
     assert rc["font.sans-serif"][0] in ("Carlito", "Calibri", "Liberation Sans", "DejaVu Sans")
     assert rc["text.color"] == theme.TEXT
+
+
+def test_a_figure_is_drawn_for_its_box_and_records_its_smallest_text(project: Project) -> None:
+    """``NAME@WxH``: drawn W/96 x H/96 in, so the style's points are the points shown; the size is in the key."""
+    from slidegen.figures import picture_facts
+
+    renderer = FigureRenderer(project)
+    svg, png = renderer("ch99.curve@536x400")
+    facts = picture_facts(svg)
+    assert facts == picture_facts(png)
+    assert facts["width_in"] == pytest.approx(536 / 96, abs=1e-3)
+    assert facts["height_in"] == pytest.approx(400 / 96, abs=1e-3)
+    assert facts["smallest_pt"] >= 18 and facts["box"] == [536, 400]
+    width, height = struct.unpack(">II", png.read_bytes()[16:24])
+    assert abs(width - 536 / 96 * 200) <= 1 and abs(height - 400 / 96 * 200) <= 1
+    wide, _ = renderer("ch99.curve@1136x400")
+    assert wide != svg and svg.is_file()  # another box: another file, and the first one stays
+    assert picture_facts(wide)["width_in"] == pytest.approx(1136 / 96, abs=1e-3)
+    assert picture_facts(Path(__file__)) is None  # not a drawn figure
+
+
+def test_style_raises_small_text_and_parts_curves_in_grey_scale() -> None:
+    from matplotlib.figure import Figure
+
+    from figures import style
+
+    fig = Figure()
+    ax = fig.subplots()
+    ax.annotate("note", (0, 0), fontsize=11)
+    style.finish(fig)
+    assert min(t.get_fontsize() for t in fig.texts + ax.texts) >= style.MIN_PT
+    styles = style.rc()["axes.prop_cycle"].by_key()["linestyle"]
+    assert len(set(map(str, styles))) == len(styles) == len(theme.PALETTE)  # each colour its own dash

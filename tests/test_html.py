@@ -83,7 +83,7 @@ def test_slide_ids_layouts_and_dark_backgrounds(built):
 def test_sections_carry_the_classes_of_their_layouts_facts(built):
     _, _, page = built
     classes = {a["class"].split()[0]: a["class"] for a in Tags(page).find("section")}
-    assert classes["layout-cover"] == "layout-cover centered text-center"
+    assert classes["layout-cover"] == "layout-cover centered"
     assert classes["layout-default"] == "layout-default"
     assert classes["layout-fact"] == "layout-fact tone-dark centered text-center"
     assert classes["layout-quote"] == "layout-quote centered"
@@ -245,7 +245,7 @@ def test_theme_css_follows_theme_py(built):
     css = (out / "assets" / "theme.css").read_text(encoding="utf-8")
     for value in (theme.TEXT, theme.ACCENT, theme.ACCENT_DARK_BG, theme.CODE_HIGHLIGHT, theme.SANS_CSS, theme.MONO_CSS):
         assert value in css
-    assert "--title: 48.0px" in css and "--code: 20.0px" in css
+    assert "--title: 48.0px" in css and "--code: 24.0px" in css
     assert "http" not in css and "@font-face" not in css
 
 
@@ -296,10 +296,32 @@ def test_index_lists_every_deck(tmp_path, built):
     glossary = DeckEntry(tmp_path / "glossary.md", "Glossary <&>", {"summary": "Terms"}, ())
     page = html.write_index([entry, glossary], tmp_path).read_text(encoding="utf-8")
     tags = Tags(page)
-    assert [a["href"] for a in tags.find("a")] == [f"{SLUG}.html", "glossary.html"]
+    assert [a["href"] for a in tags.find("a") if "deck-title" in a.get("class", "")] == [f"{SLUG}.html",
+                                                                                         "glossary.html"]
     assert "Chapter 1" in page and "From random weights to Hamlet" in page
     assert "Glossary &lt;&amp;&gt;" in page
     assert "no decks yet" not in page
+    assert "<h1>Slides</h1>" in page  # no series named
+
+
+def test_index_names_the_series_counts_slides_and_links_every_output(tmp_path, built):
+    """The series' title, each deck's slide count (from its page), a picture of its cover and the files built."""
+    deck, _, _ = built
+    out = tmp_path / "html"
+    out.mkdir()
+    html.write_deck(deck, out, {})
+    (tmp_path / "pptx").mkdir()
+    (tmp_path / "pptx" / f"{deck.slug}.pptx").write_bytes(b"PK")
+    entry = DeckEntry(deck.path, deck.title, deck.headmatter, ())
+    files = {deck.slug: {"pptx": tmp_path / "pptx" / f"{deck.slug}.pptx", "pdf": tmp_path / "pdf" / "none.pdf"}}
+    page = html.write_index([entry], out, "A Series <of talks>", files).read_text(encoding="utf-8")
+    tags = Tags(page)
+    assert "<h1>A Series &lt;of talks&gt;</h1>" in page and "<title>A Series &lt;of talks&gt;</title>" in page
+    assert f"{len(deck.slides)} slides" in page
+    links = {name: href for href, name in re.findall(r'<a href="([^"]+)">(HTML|PPTX|PDF)</a>', page)}
+    assert links == {"HTML": f"{SLUG}.html", "PPTX": f"../pptx/{SLUG}.pptx"}  # no PDF was built: no link
+    (frame,) = tags.find("iframe")
+    assert frame["src"] == f"{SLUG}.html?thumbnail#/0"
 
 
 def test_index_without_decks_says_how_to_add_one(tmp_path):

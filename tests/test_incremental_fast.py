@@ -90,7 +90,9 @@ def test_a_one_deck_build_into_a_new_folder_remembers_the_other_decks(project: P
     assert err.startswith("up to date (") and loaded == []
     # the deck parsed only for the index is still written when asked for
     report = build(project, [project.decks_dir / "01-a.md"], ("html", "pptx"), out=out, jobs=1)
-    assert sorted(p.relative_to(out).as_posix() for p in report.written) == ["html/01-a.html", "pptx/01-a.pptx"]
+    # the index now shows its cover and links its PPTX: rewritten too
+    assert sorted(p.relative_to(out).as_posix() for p in report.written) == [
+        "html/01-a.html", "html/index.html", "pptx/01-a.pptx"]
 
 
 def test_another_decks_new_title_rewrites_the_index_once_and_is_then_remembered(project: Project,
@@ -107,7 +109,7 @@ def test_another_decks_new_title_rewrites_the_index_once_and_is_then_remembered(
     assert err.startswith("up to date (") and loaded == []
     # its own outputs were made from its old bytes: built in full when it is a target
     report = build(project, [other], ("html",), out=out, jobs=1)
-    assert [p.name for p in report.written] == ["01-a.html"]
+    assert [p.name for p in report.written] == ["01-a.html", "index.html"]  # its page there: its cover shows
 
 
 def entries(index: object) -> list[tuple[object, ...]]:

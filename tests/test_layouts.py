@@ -24,10 +24,10 @@ from slidegen.pptx.model import TextBox
 def test_the_table_holds_every_layout_with_its_facts():
     facts = {name: (spec.slots, spec.image, spec.tone, spec.centered, spec.align) for name, spec in LAYOUTS.items()}
     assert facts == {
-        "cover": ((), None, "light", True, "center"),
+        "cover": ((), None, "light", True, "left"),  # flush left beside its accent bar (one master, issue 31)
         "default": ((), None, "light", False, "left"),
         "center": ((), None, "light", True, "center"),
-        "section": ((), None, "dark", True, "center"),
+        "section": ((), None, "dark", True, "left"),
         "two-cols": (("right",), None, "light", False, "left"),
         "image-left": ((), "left", "light", False, "left"),
         "image-right": ((), "right", "light", False, "left"),
@@ -67,8 +67,10 @@ def test_the_writers_map_the_table_as_they_did_before_it():
     # the sets html.py (DARK_LAYOUTS) and markdown_out.py (MARP_LEAD, MARP_DARK) used to spell out
     dark = {"section", "fact", "statement", "end"}
     assert {name for name, spec in LAYOUTS.items() if "tone-dark" in html.layout_classes(name, spec)} == dark
-    assert {name for name, spec in LAYOUTS.items() if marp_class(spec)} == dark | {"cover", "center"}
-    assert {name for name, spec in LAYOUTS.items() if marp_class(spec) == "lead invert"} == dark
+    assert {name for name, spec in LAYOUTS.items() if marp_class(spec)} == dark | {"center"}
+    # cover and section stand flush left (one master with PowerPoint, issue 31): no longer Marp's centred lead
+    assert {name for name, spec in LAYOUTS.items() if marp_class(spec) == "lead invert"} == dark - {"section"}
+    assert marp_class(LAYOUTS["section"]) == "invert"
     assert marp_class(LAYOUTS["quote"]) is None and marp_class(LAYOUTS["default"]) is None
 
 
@@ -76,10 +78,10 @@ def test_pptx_kinds_are_the_table_with_powerpoint_looks():
     # the KINDS table of pptx/layout.py before the layouts had one table:
     # (template, title pt, centered, dark, align, title bold, title italic, body scale)
     before = {
-        "cover": ("Title Slide", 44, True, False, "center", True, False, 1.1),
+        "cover": ("Title Slide", 48, True, False, "left", True, False, 1.1),
         "default": ("Title Only", 36, False, False, "left", True, False, 1.0),
         "center": ("Title Only", 36, True, False, "center", True, False, 1.0),
-        "section": ("Title Only", 44, True, True, "center", True, False, 1.1),
+        "section": ("Title Only", 46, True, True, "left", True, False, 1.1),
         "two-cols": ("Title Only", 36, False, False, "left", True, False, 1.0),
         "image-left": ("Title Only", 36, False, False, "left", True, False, 1.0),
         "image-right": ("Title Only", 36, False, False, "left", True, False, 1.0),

@@ -186,8 +186,9 @@ def test_marp_markdown_has_directives_and_mapped_layouts(built: Path) -> None:
     head = text.split("\n---\n", 1)[0]
     for line in ("marp: true", "paginate: true", "size: '16:9'", "footer: Training a tiny decoder · Chapter 1"):
         assert line in head
-    assert text.count("<!-- _class: lead -->") == 2  # cover, center
-    assert text.count("<!-- _class: lead invert -->") == 4  # section, fact, statement, end
+    assert text.count("<!-- _class: lead -->") == 1  # center (the cover stands flush left, as in HTML and PPTX)
+    assert text.count("<!-- _class: lead invert -->") == 3  # fact, statement, end
+    assert text.count("<!-- _class: invert -->") == 1  # section, flush left
     assert "![bg right contain](media/" in text  # image-right: a split background
     assert "::right::" not in text and "<v-click" not in text and "{1-2|4|5-6}" not in text
     assert "\n***\n" not in text  # a rule would start a new slide in Marp

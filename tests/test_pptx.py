@@ -78,10 +78,10 @@ def test_titles_go_to_the_placeholder_and_leave_the_body(built):
     assert slide.title.placeholder == "title" and slide.title.paras[0].text == "What we measure"
     assert slide.title.paras[0].size == layout.Pt(theme.TITLE_PT)
     assert not any("What we measure" in _text(s) for s in _body(slide) if s is not slide.title)
-    # centred titles sit in the middle of the 16:9 slide
+    # the cover's title stands flush left beside its accent bar, as in HTML (one master)
     cover = model.slides[0].title
-    assert abs(cover.box.x + cover.box.w / 2 - model.width / 2) < layout.Inches(0.05)
-    assert cover.paras[0].align == "center"
+    assert cover.box.x == layout.WIDE_MARGIN and cover.paras[0].align == "left"
+    assert any(s.name == "Accent bar" and s.fill == theme.ACCENT for s in model.slides[0].shapes)
 
 
 def test_cover_has_subtitle_and_author(built):
@@ -177,10 +177,10 @@ def test_text_shrinks_to_fit_then_warns():
     model, warnings = layout.build(_crowded(4), {})
     assert _body_size(model) == layout.Pt(theme.BODY_PT) and not warnings
     model, warnings = layout.build(_crowded(13), {})
-    assert layout.Pt(16) <= _body_size(model) < layout.Pt(theme.BODY_PT) and not warnings
+    assert layout.Pt(theme.MIN_MAIN_PT) <= _body_size(model) < layout.Pt(theme.BODY_PT) and not warnings
     model, warnings = layout.build(_crowded(40), {})
-    assert _body_size(model) == layout.Pt(16)
-    assert [w.message for w in warnings] == ["slide 1 does not fit even at 16 pt; split it or cut some content"]
+    assert _body_size(model) == layout.Pt(theme.MIN_MAIN_PT)  # never under 18 pt as shown (issue 31)
+    assert [w.message for w in warnings] == ["slide 1 does not fit even at 18 pt; split it or cut some content"]
     assert str(warnings[0]).startswith("decks/x.md:3:1: warning:")
 
 
@@ -188,14 +188,15 @@ def _body_size(model):
     return next(s for s in _body(model.slides[0]) if s.placeholder is None).paras[0].size
 
 
-def test_long_code_lines_shrink_the_code_font():
-    code = "x = " + "a + " * 24 + "b\n"
+def test_long_code_lines_keep_the_code_size_and_wrap():
+    code = "x = " + "a + " * 40 + "b\n"
     slide = d.Slide(1, 1, "default", {}, "", "", (d.CodeBlock(code, "python"),))
     model, _ = layout.build(d.Deck(Path("x.md"), "x", {}, (slide,)), {})
     (box,) = [s for s in model.slides[0].shapes if s.name == "Code"]
     chars = len(code.strip())
-    assert box.paras[0].size < layout.Pt(theme.CODE_PT)
-    assert box.paras[0].size.pt * 0.6 * chars <= layout.Emu(box.box.w).pt
+    assert box.paras[0].size == layout.Pt(theme.CODE_PT)  # never shrunk: 18 pt as shown
+    assert box.paras[0].size.pt * 0.6 * chars > layout.Emu(box.box.w).pt  # the line wraps
+    assert box.box.h >= 2 * layout.Pt(theme.CODE_PT)  # onto a second row
 
 
 def test_bad_latex_is_an_input_error():

@@ -159,5 +159,6 @@ def test_serve_leaves_build_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     with Preview(project, port=0, log=open(os.devnull, "w")) as running:  # noqa: SIM115
         drawn = sorted(p.name for p in (running.out / "figures").iterdir())
         assert "media/ch99.curve-" in (running.html_dir / "99-fake.html").read_text(encoding="utf-8")
-    assert drawn == ["ch99.curve.png", "ch99.curve.svg"]
+    # drawn for its box on the slide (ch99.curve@WxH): issue 31
+    assert [name.split("@")[0] + "." + name.rsplit(".", 1)[1] for name in drawn] == ["ch99.curve.png", "ch99.curve.svg"]
     assert not project.build_dir.exists()

@@ -112,3 +112,20 @@ def test_check_reports_a_missing_region_with_file_and_line(project: Path, monkey
 def test_inside_a_fence_the_line_is_code(project: Path):
     [block] = code_blocks(deck_of(project, "```md\n<<< @/model/net.py\n```"))
     assert block.code == "<<< @/model/net.py" and block.source is None
+
+
+def test_a_line_range_of_a_region_splits_long_code_over_slides(tmp_path) -> None:
+    """``#name:3-4``: lines 3 to 4 of the region, dedented; a range past its end is a clear error."""
+    from slidegen.snippets import SnippetError, load_snippet
+
+    (tmp_path / "decks").mkdir()
+    (tmp_path / "code.py").write_text("def f():\n    # #region body\n    a = 1\n    if a:\n        b = 2\n"
+                                      "        c = 3\n    # #endregion body\n", encoding="utf-8")
+    deck = tmp_path / "decks" / "01-x.md"
+    deck.write_text("# x\n", encoding="utf-8")
+    assert load_snippet("@/code.py", "body:2-4", deck, 1, 1).code == "if a:\n    b = 2\n    c = 3"
+    assert load_snippet("@/code.py", "body", deck, 1, 1).code.startswith("a = 1\nif a:")
+    with pytest.raises(SnippetError, match="has 4 lines, not 9"):
+        load_snippet("@/code.py", "body:2-9", deck, 1, 1)
+    with pytest.raises(SnippetError, match="not a range"):
+        load_snippet("@/code.py", "body:4-2", deck, 1, 1)

@@ -23,9 +23,10 @@ from .base import MarkdownWriter, destination, escape_text, yaml_block
 
 
 def marp_class(spec: Layout) -> str | None:
-    """Marp's class for a slide of layout ``spec``: ``lead`` (``lead invert`` when dark), or none."""
+    """Marp's class for a slide of layout ``spec``: ``lead`` when its text is centred (``lead invert`` when dark),
+    ``invert`` for a dark one that stands flush left (a section), or none."""
     if not (spec.centered and spec.align == "center"):
-        return None
+        return "invert" if spec.dark else None
     return "lead invert" if spec.dark else "lead"
 
 

@@ -18,7 +18,7 @@ from typing import Any, assert_never
 
 from pptx.util import Inches, Pt
 
-from slidegen import clicks, htmlpictures, mermaid, rawhtml, rawimages, slidev_builtins, theme
+from slidegen import clicks, figbox, htmlpictures, mermaid, rawhtml, rawimages, slidev_builtins, theme
 from slidegen import components as comp
 from slidegen import deck as d
 from slidegen.errors import SlidegenError
@@ -26,6 +26,9 @@ from slidegen.highlight import tokens
 from slidegen.pptx import texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.model import Para, Run
+
+#: A figure drawn for its box (``fig:NAME@WxH``) is placed no larger than drawn: one pixel of its 200-dpi PNG.
+DRAWN_EMU_PER_PX = int(Inches(1)) // 200
 
 #: Bullet characters by list depth.
 BULLETS = ("•", "–", "◦")
@@ -42,12 +45,14 @@ class Sizes:
 
     @classmethod
     def at(cls, scale: float, body_scale: float = 1.0) -> Sizes:
-        """Theme sizes times ``scale`` (code alone grows past 1), never below the floors (body 16 pt)."""
+        """Theme sizes times ``scale`` (code alone grows past 1), never below the floors: main text, tables and
+        code at :data:`theme.MIN_MAIN_PT` (18 pt as shown), code never under its theme size."""
         shrink = min(scale, 1.0)
+        floor = float(theme.MIN_MAIN_PT)
         return cls(
-            body=max(16.0, round(theme.BODY_PT * body_scale * shrink)),
-            code=max(11.0, round(theme.CODE_PT * scale)),
-            table=max(12.0, round(18 * shrink)),
+            body=max(floor, round(theme.BODY_PT * body_scale * shrink)),
+            code=max(float(theme.CODE_PT), round(theme.CODE_PT * scale)),
+            table=max(floor, round(theme.TABLE_PT * shrink)),
             math=max(20.0, round(32 * shrink)),
         )
 
@@ -320,7 +325,8 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.Table():
                 items.append(table_item(block, ctx))
             case d.Figure():
-                items.append(FigureItem(block.src, block.alt, _caption(block.title, ctx), block.line))
+                items.append(FigureItem(block.src, block.alt, _caption(block.title, ctx), block.line,
+                                        DRAWN_EMU_PER_PX if figbox.split(block.src)[1] else 0))
             case d.Quote():
                 _blocks(block.blocks, ctx, items, depth + 1 if depth else depth, None, italic=True, units=units)
             case d.Click():

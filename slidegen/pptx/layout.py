@@ -19,7 +19,7 @@ from typing import assert_never
 
 from pptx.util import Emu, Inches, Pt
 
-from slidegen import background, clicks, settings, theme
+from slidegen import background, clicks, figbox, settings, theme
 from slidegen import components as comp
 from slidegen import deck as d
 from slidegen.errors import Diagnostic, display_path
@@ -27,6 +27,7 @@ from slidegen.layouts import LAYOUTS, Layout
 from slidegen.pptx import code_steps, fades, look, math_steps, spans, texmath
 from slidegen.pptx.cache import MathCache
 from slidegen.pptx.content import (
+    DRAWN_EMU_PER_PX,
     CodeItem,
     Context,
     FigureItem,
@@ -43,10 +44,16 @@ from slidegen.pptx.model import Box, Equation, Para, Picture, PresentationModel,
 
 HEIGHT = Inches(theme.HEIGHT_IN)
 WIDTH = Emu(HEIGHT * 16 // 9)  # 12192000 EMU, PowerPoint's own 16:9 (13.333 in)
-MARGIN = Inches(0.6)
-TITLE_TOP, TITLE_H = Inches(0.3), Inches(1.05)
+#: One CSS px of the 1280x720 HTML slide: the master's geometry is the HTML theme's (theme.css.j2), so the two
+#: outputs put the title, its rule, the accent bar and the footer in the same places.
+PX = Emu(WIDTH // theme.WIDTH_PX)
+MARGIN = Emu(72 * PX)
+#: The cover's and the section slides' wider left margin, beside the cover's accent bar.
+WIDE_MARGIN = Emu(112 * PX)
+TITLE_TOP, TITLE_H = Inches(0.25), Emu(82 * PX)
 BODY_TOP, BODY_BOTTOM = Inches(1.5), Inches(6.8)
-FOOTER_TOP, FOOTER_H = Inches(6.98), Inches(0.36)
+FOOTER_TOP, FOOTER_H = Emu(676 * PX), Emu(36 * PX)
+FOOTER_RULE_TOP = Emu(668 * PX)
 GAP = Inches(0.18)
 COLUMN_GAP = Inches(0.4)
 INDENT = Inches(0.38)
@@ -79,8 +86,8 @@ class Look:
 
 #: The looks of the layouts that differ from a plain content slide, by layout name.
 LOOKS: dict[str, Look] = {
-    "cover": Look("Title Slide", 44, body_scale=1.1),
-    "section": Look(title_pt=44, body_scale=1.1),
+    "cover": Look("Title Slide", 48, body_scale=1.1),
+    "section": Look(title_pt=46, body_scale=1.1),
     "fact": Look(title_pt=72, body_scale=1.1),
     "statement": Look(title_pt=48, body_scale=1.1),
     "quote": Look(title_pt=36, title_bold=False, title_italic=True, body_scale=1.45),
@@ -213,7 +220,8 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
             placed += fit(in_column(col, area))
     if kind.layout.image == "full":  # placeholders are drawn first: the picture behind would hide the title
         placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
-    shapes += placed + footnotes + _footer(deck, slide, kind, region)
+    shapes += placed + footnotes + _footer(deck, slide, kind, _footer_band(kind, region, width)) + \
+        _master_marks(slide, kind, placed, _footer_band(kind, region, width))
     shapes = behind + look.recolor(slide, shapes)
     # copies drawn behind: a paragraph's states (inline clicks, pptx/spans.py), faded paragraphs (fades.py);
     # a formula's line steps: a dimmed copy per step (math_steps.py)
@@ -238,6 +246,9 @@ def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
     """
     margin = MARGIN if spec.padded else Inches(0.25)
     full = Box(margin, 0, width - 2 * margin, HEIGHT)
+    if slide.layout in ("cover", "section"):  # flush left beside the accent bar, as in HTML
+        right = WIDE_MARGIN if slide.layout == "cover" else MARGIN
+        full = Box(WIDE_MARGIN, 0, width - WIDE_MARGIN - right, HEIGHT)
     if spec.header:
         columns = [tuple(slide.slots.get(name, ())) for name in spec.slots]
     elif spec.slots:
@@ -266,7 +277,7 @@ def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
     pad = Inches(0) if side == "full" else Inches(0.4)
     picture: list[Shape] = []
     alt = str(slide.frontmatter.get("alt") or slide.title or src)
-    _place_figure(FigureItem(str(src), alt, None, slide.line),
+    _place_figure(FigureItem(str(src), alt, None, slide.line, DRAWN_EMU_PER_PX if figbox.split(str(src))[1] else 0),
                   Box(side_box.x + pad, side_box.y + pad, side_box.w - 2 * pad, side_box.h - 2 * pad),
                   image_sizes, picture, None, middle=True)
     return columns, region, picture
@@ -307,15 +318,22 @@ def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Bl
             items[-1].paras.append(para)
         else:
             items.append(Flow([para]))
-    top, bottom = Inches(0.5), BODY_BOTTOM
+    if slide.layout == "cover":  # the cover's subtitle is muted, as in HTML
+        for item in items:
+            if isinstance(item, Flow):
+                item.paras[:] = [replace(p, color=theme.MUTED) if p.color == ctx.color else p for p in item.paras]
+    top, bottom = Emu(44 * PX), Emu(656 * PX)  # the HTML slide body's box: the group centres where it does
     body_h = _column_height(items, region.w, image_sizes, ctx)
-    free = bottom - top - body_h - (title_h + 2 * GAP if title else 0)
+    # under the title: its rule and the space the HTML theme leaves (0.35 em of the title, 0.55 em of the body)
+    rule_w, rule_h, rule_gap, _ = RULES.get(slide.layout, (72, 5, 14, False))
+    after = Emu((rule_gap + rule_h + 40) * PX) if slide.layout not in NO_RULE else 2 * GAP
+    free = bottom - top - body_h - (title_h + after if title else 0)
     y = top + max(free, 0) // 2
     shapes: list[Shape] = []
     if title:
         shapes.append(TextBox(Box(region.x, y, region.w, title_h), (title,), "Title", "title",
                               anchor="middle", inset=TEXT_INSET))
-        y += title_h + 2 * GAP
+        y += title_h + after
     body, fits = _column(items, Box(region.x, y, region.w, bottom - y), ctx, image_sizes, center=True)
     if slide.layout == "cover" and title:  # a subtitle needs the title slide layout, which a slide without title lacks
         body = [replace(s, placeholder="subtitle", name="Subtitle") if i == 0 and isinstance(s, TextBox)
@@ -396,12 +414,13 @@ def _flow_height(paras: list[Para], width: int, inset: int = TEXT_INSET) -> int:
 
 
 def _fit_code(item: CodeItem, width: int) -> list[Para]:
-    """Code paragraphs at a size where the longest line fits ``width`` (not below 10 pt)."""
+    """Code paragraphs at a size where the longest line fits ``width``, never below the theme's code size
+    (18 pt as shown): a longer line wraps, as in HTML, and ``slidegen check`` warns on code that cannot fit."""
     avail = Emu(width - 2 * CODE_INSET).pt
     size = item.paras[0].size.pt
     fitting = avail / (EM[theme.MONO] * max(item.width_chars, 1))
     if fitting < size:
-        size = max(10.0, math.floor(fitting))
+        size = max(float(theme.CODE_PT), math.floor(fitting))
         return [replace(p, size=Pt(size)) for p in item.paras]
     return item.paras
 
@@ -580,6 +599,45 @@ def _footnotes(slide: d.Slide, kind: Kind, ctx: Context, region: Box) -> tuple[l
         paras.append(Para((Run(f"{note.number} ", baseline=30000), *body), size, color=color))
     h = _flow_height(paras, region.w)
     return [TextBox(Box(region.x, BODY_BOTTOM - h, region.w, h), tuple(paras), "Footnotes", inset=TEXT_INSET)], h
+
+
+#: The rule under a title, by layout: (width, height, gap under the title) in px of the HTML slide, centred or not.
+RULES: dict[str, tuple[int, int, int, bool]] = {
+    "cover": (110, 6, 22, False), "section": (110, 5, 14, False), "center": (72, 5, 14, True),
+    "statement": (72, 5, 14, True), "end": (72, 5, 14, True),
+}
+NO_RULE = ("fact", "quote", "full", "none", "image", "iframe")
+
+
+def _master_marks(slide: d.Slide, kind: Kind, placed: list[Shape], band: Box) -> list[Shape]:
+    """What the master draws besides text, as the HTML theme does: the cover's accent bar at the left edge, the
+    rule under the title (accent on light slides, white on dark ones) and the rule over the footer."""
+    marks: list[Shape] = []
+    if slide.layout == "cover":
+        marks.append(TextBox(Box(0, 0, Emu(18 * PX), HEIGHT), (), "Accent bar", fill=theme.ACCENT))
+    title = next((s for s in placed if isinstance(s, TextBox) and s.placeholder == "title"), None)
+    if title is not None and slide.layout not in NO_RULE and title.paras:
+        w, h, gap, centred = RULES.get(slide.layout, (72, 5, 14, False))
+        para = title.paras[0]
+        text_h = _para_height(para, title.box.w) + 2 * TEXT_INSET
+        text_bottom = title.box.bottom if title.anchor == "bottom" else (
+            title.box.y + (title.box.h + text_h) // 2 if title.anchor == "middle" else title.box.y + text_h)
+        left = title.box.x + TEXT_INSET
+        if centred or para.align == "center":
+            left = title.box.x + (title.box.w - w * PX) // 2
+        colour = theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT
+        marks.append(TextBox(Box(left, text_bottom + gap * PX // 2, w * PX, h * PX), (), "Title rule", fill=colour))
+    line = "#575e66" if kind.layout.dark else theme.TABLE_HEADER_BACKGROUND  # the HTML's white at 25% on dark
+    marks.append(TextBox(Box(band.x, FOOTER_RULE_TOP, band.w, PX), (), "Footer rule", fill=line))
+    return marks
+
+
+def _footer_band(kind: Kind, region: Box, width: int) -> Box:
+    """Where the footer runs: between the slide's margins, or under the text half beside a picture."""
+    if kind.layout.image in ("left", "right") or kind.layout.frame in ("left", "right"):
+        return region
+    margin = MARGIN if kind.layout.padded else Inches(0.25)
+    return Box(margin, 0, width - 2 * margin, HEIGHT)
 
 
 def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape]:

@@ -115,6 +115,10 @@ class ShapeWriter:
     def text_box(self, shape_id: int, shape: TextBox, placeholder: Mapping[str, str] | None = None) -> str:
         """A ``p:sp``: a text box, or the placeholder whose ``p:ph`` has the attributes ``placeholder``."""
         fill = _solid(shape.fill) if shape.fill else ""
+        if placeholder is None and not shape.paras and shape.fill:  # a filled shape without text: a mark of the master
+            return (f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id}" name="{_attr(shape.name)}"/><p:cNvSpPr/><p:nvPr/>'
+                    f'</p:nvSpPr><p:spPr>{_xfrm(shape.box)}<a:prstGeom prst="rect"><a:avLst/></a:prstGeom>{fill}'
+                    '<a:ln><a:noFill/></a:ln></p:spPr></p:sp>')
         if placeholder is None:
             props = '<p:cNvSpPr txBox="1"/><p:nvPr/>'
             geometry = '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom>' + (fill or "<a:noFill/>")

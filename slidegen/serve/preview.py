@@ -299,7 +299,7 @@ class Preview:
                             print(diagnostic, file=self.log)
                 else:
                     html.copy_assets(self.html_dir)
-                    html.write_index(project_index(self.project).decks, self.html_dir)
+                    html.write_index(project_index(self.project).decks, self.html_dir, self.project.layout.title)
             except SlidegenError as error:  # results.md itself, for instance: every deck shows it
                 failures = {path: [str(error.diagnostic)] for path in present}
             except Exception as error:  # a bug must not stop the preview: show it on the page
