@@ -40,7 +40,7 @@ def loss(runs):
     ax.plot(step, val.mean(axis=0), label="validation loss", color=theme.PALETTE[0])
     _levels(ax, run["levels"], step[-1])
     ax.set_xlabel("step")
-    ax.set_ylabel("loss (nats per character)")
+    ax.set_ylabel("loss (nats)")
     ax.set_xlim(0, step[-1])
     ax.set_ylim(2.0, 4.4)
     ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.93))
@@ -73,9 +73,9 @@ def plateau(runs):
         _levels(ax, run["levels"][2:], 15, LEVEL_NAMES[2:], ha="left")  # where no curve runs near them
         ax.set_xlabel("step")
         ax.set_xlim(0, end)
-        ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.88), fontsize=14)
-    left.set_ylabel("validation loss (nats per character)")
-    left.set_ylim(2.2, 4.3)
+        ax.legend(loc="upper right", fontsize=14)  # above the unigram label: no curve runs there after step 100
+    left.set_ylabel("validation loss (nats)")
+    left.set_ylim(2.2, 4.9)  # room for the legends above the curves' start at 4.17
     return fig
 
 
@@ -90,7 +90,7 @@ def seeds(runs):
         ax.plot(step[keep], val[i, keep], label=f"seed {int(seed)}", color=theme.PALETTE[i],
                 linestyle=("-", "--", "-.")[i % 3])  # fmt: skip
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats per character)")
+    ax.set_ylabel("validation loss (nats)")
     ax.legend(loc="upper right")
     return fig
 
@@ -138,7 +138,7 @@ def lr_extremes(runs):
             linestyle="--")  # fmt: skip
     _levels(ax, default["levels"][1:2], 160, LEVEL_NAMES[1:2], ha="left")  # left: no curve crosses there
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats per character)")
+    ax.set_ylabel("validation loss (nats)")
     ax.set_xlim(0, default["step"][-1])
     ax.legend(loc="upper right")
     return fig
@@ -153,32 +153,34 @@ def nan(runs):
     logit, share = run["max_logit"], run["nan_share"]
     end = logit.shape[1]
     step = np.arange(end)
-    fig, (top, bottom) = new_figure(2, 1, sharex=True, height=5.4)
+    fig, (top, bottom) = new_figure(1, 2)  # side by side: a short, wide box keeps both panels readable
     calm = run["ablation_max_logit"][:, :end]
     for i in range(len(calm)):
         top.semilogy(step[: calm.shape[1]], calm[i], color=theme.MUTED, linestyle=":", linewidth=2.5,
-                     label="with LayerNorm: past 88.7, finite" if i == 0 else None)  # fmt: skip
+                     label="LayerNorm: finite" if i == 0 else None)  # fmt: skip
     for i, seed in enumerate(run["seeds"]):
         finite = np.isfinite(logit[i])
         top.semilogy(step[finite], logit[i, finite], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3],
-                     marker="o", markersize=4, label=f"no LayerNorm, seed {int(seed)}")  # fmt: skip
+                     marker="o", markersize=4, label=f"no LN, seed {int(seed)}")  # fmt: skip
         if not finite.all():  # the first step whose logits are not finite, drawn at float32's ceiling
             top.plot(step[np.argmin(finite)], 3.4e38, marker="X", markersize=11, color=theme.PALETTE[i])
-    top.plot([], [], marker="X", markersize=11, color=theme.TEXT, linestyle="none", label="logits not finite")
+    top.plot([], [], marker="X", markersize=11, color=theme.TEXT, linestyle="none", label="not finite")
     right = min(end - 1, 25)
-    for y, name in ((88.72, "exp overflows float32 (88.7)"), (3.4e38, "float32 max")):
+    # each name where no curve runs: exp's limit at the left (the runs cross it after step 8), float32's at the right
+    for y, name, x, ha in ((88.72, "exp's limit 88.7", 0.3, "left"), (3.4e38, "float32 max", right, "right")):
         top.axhline(y, color=theme.TEXT, linestyle=(0, (6, 2, 1, 2)), linewidth=1.2)
-        top.annotate(name, (right, y), xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom",
-                     color=theme.TEXT, fontsize=13)  # fmt: skip
+        top.annotate(name, (x, y), xytext=(0, 3), textcoords="offset points", ha=ha, va="bottom", color=theme.TEXT)
     top.set_ylabel("largest |logit|")
-    top.set_ylim(1e-3, 1e48)
-    top.legend(loc="center right", bbox_to_anchor=(1.0, 0.55), fontsize=12, ncols=2)
+    top.set_ylim(1e-3, 1e80)  # room above float32's ceiling for the legend
+    top.set_xlim(0, right)
+    top.legend(loc="upper left", ncols=2, columnspacing=1.0, handlelength=1.8)
     for i in range(len(share)):
         bottom.plot(step, 100 * share[i], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3])
     bottom.set_ylabel("NaN weights (%)")
     bottom.set_ylim(-5, 105)
-    bottom.set_xlabel("step (plain SGD, constant learning rate)")
     bottom.set_xlim(0, right)
+    for ax in (top, bottom):
+        ax.set_xlabel("step (plain SGD)")
     return fig
 
 
@@ -193,7 +195,7 @@ def trainer(runs):
             linestyle="--")  # fmt: skip
     ax.plot(step, val, label="validation loss", color=theme.PALETTE[0], marker="o", markersize=4)
     ax.set_xlabel("step")
-    ax.set_ylabel("loss (nats per character)")
+    ax.set_ylabel("loss (nats)")
     ax.set_xlim(0, step[-1])
     ax.set_ylim(2.0, 4.4)
     ax.legend(loc="upper right")
