@@ -2,7 +2,9 @@
 
 - ``ch04.valley``: SGD, momentum and Adam on a 2-D quadratic (model/valley.py): steps to a
   tolerance against the condition number, each at its best step size per kappa;
-- ``ch04.bias``: Adam's bias correction on the Decoder: update sizes and loss, with and without;
+- ``ch04.bias``: Adam's bias correction on the Decoder: update sizes (and Adam's step over the
+  learning rate), and the loss with and without it at constant rates 3x apart, with and without
+  warmup, each arm at its own best rate;
 - ``ch04.sweep``: SGD, momentum, Adam (+ L2) and AdamW, each over learning rates 3x apart times
   weight decays, compared at its own best (rate, decay); the AdamW and Adam grids are also the
   weight-decay heat map;
@@ -205,42 +207,50 @@ class Bias:
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(steps=300, lr=1e-2, schedule="constant", warmup=0, eval_every=10)
     )
-    first: int = 50  # update sizes over the first this many steps
-    warmup: int = 100  # the default run's warmup, for the second pair
+    lrs: tuple[float, ...] = (3e-3, 1e-2, 3e-2)  # each arm at its own best of these (constant rate)
+    warmups: tuple[int, ...] = (0, 100)  # no warmup, and the default run's
+    first: int = 50  # update sizes over the first this many steps (at train.lr, no warmup)
 
 
-@experiment("ch04.bias", config=Bias(), seeds=SEEDS, quick={"train.steps": 20, "first": 5})
+ARMS = ("corrected", "uncorrected")
+
+
+@experiment("ch04.bias", config=Bias(), seeds=SEEDS, quick={"train.steps": 20, "first": 5, "warmups": (0, 5)})
 def bias(ctx: RunContext) -> Outcome:
-    """AdamW with and without bias correction: the first steps' update sizes and the loss over
-    the first few hundred steps, at a constant learning rate with no warmup and with the
-    default run's warmup, on the same seeds."""
+    """AdamW with and without bias correction: the first steps' update sizes (at one rate, no
+    warmup), and the loss after a few hundred steps at constant rates 3x apart, with and
+    without warmup, each arm at its own best rate; the same seeds in every cell."""
 
     c: Bias = ctx.config
     corpus = load_corpus()
-    settings = {
-        "corrected": replace(c.train, bias_correction=True),
-        "uncorrected": replace(c.train, bias_correction=False),
-        "corrected_warmup": replace(c.train, bias_correction=True, warmup=c.warmup),
-        "uncorrected_warmup": replace(c.train, bias_correction=False, warmup=c.warmup),
-    }
-    runs = [replace(s, seed=seed) for s in settings.values() for seed in ctx.seeds]
-    S = len(ctx.seeds)
-    _, snaps = train_with_snapshots(ModelConfig(), runs, corpus, range(1, c.first + 1))
-    ctx.report_progress(0.3, "the loss curves")
+    S, R = len(ctx.seeds), len(c.lrs)
+    # update sizes: the corrected and uncorrected pair at train.lr, no warmup, snapshotted
+    pair = [replace(c.train, bias_correction=a == "corrected", seed=s) for a in ARMS for s in ctx.seeds]
+    at = [*range(1, c.first + 1), c.train.steps - 1, c.train.steps]
+    _, snaps = train_with_snapshots(ModelConfig(), pair, corpus, at)
+    rms = rms_updates(snaps)  # (len(at), 2 S)
+    upd = {a: rms[: c.first, k * S : (k + 1) * S].T for k, a in enumerate(ARMS)}  # (seeds, first)
+    late = rms[-1, :S]  # corrected: the last update's RMS size
+    ctx.report_progress(0.3, "the loss grid")
+    # the loss grid: warmup x arm x rate x seed, one stack
+    cells = [(w, a, lr) for w in c.warmups for a in ARMS for lr in c.lrs]
+    runs = [replace(c.train, warmup=w, bias_correction=a == "corrected", lr=lr, seed=s) for w, a, lr in cells
+            for s in ctx.seeds]  # fmt: skip
     results = train_many(ModelConfig(), runs, corpus, workers=1, on_eval=progress(ctx, c.train, 0.3, 0.7))
-    rms = rms_updates(snaps)  # (first, M)
-    upd = {n: rms[:, k * S : (k + 1) * S].T for k, n in enumerate(settings)}  # (seeds, first)
-    val = {n: np.array([r.curves["val_loss"] for r in results[k * S : (k + 1) * S]]) for k, n in enumerate(settings)}
     step = results[0].curves["step"]
+    val = np.array([r.curves["val_loss"] for r in results]).reshape(len(c.warmups), 2, R, S, len(step))
+    finals = val[..., -1]  # (warmups, arms, rates, seeds)
     b1, b2 = c.train.betas
     t = np.arange(1, c.first + 1)
     theory = (1 - b1**t) / np.sqrt(1 - b2**t)  # uncorrected over corrected step for a constant gradient
     ratio = upd["uncorrected"] / upd["corrected"]
     m: dict[str, Measurement] = {
-        "ch04.bias.lr": _lr(c.train.lr, "AdamW learning rate of the bias-correction runs (constant)"),
+        "ch04.bias.lr": _lr(c.train.lr, "AdamW rate of the update-size runs (constant, no warmup)"),
+        "ch04.bias.lr_min": _lr(min(c.lrs), "lowest constant rate of the loss grid"),
+        "ch04.bias.lr_max": _lr(max(c.lrs), "highest constant rate of the loss grid"),
         "ch04.bias.steps": exact(c.train.steps, "steps", "length of the bias-correction runs"),
         "ch04.bias.first": exact(c.first, "steps", "update sizes measured over the first steps"),
-        "ch04.bias.warmup": exact(c.warmup, "steps", "warmup of the second pair of runs"),
+        "ch04.bias.warmup": exact(max(c.warmups), "steps", "warmup of the runs with warmup"),
         "ch04.bias.theory.t1": exact(
             theory[0], "", "uncorrected/corrected step at t = 1, constant gradient: (1-b1)/sqrt(1-b2)", 3
         ),
@@ -253,41 +263,47 @@ def bias(ctx: RunContext) -> Outcome:
         "ch04.bias.update.uncorrected.t1": spread(
             upd["uncorrected"][:, 0], "", "RMS weight change of update 1, uncorrected"
         ),
+        "ch04.bias.step_rms.t1": spread(
+            upd["corrected"][:, 0] / c.train.lr, "", "corrected Adam: RMS weight change of update 1 / learning rate"
+        ),
+        "ch04.bias.step_rms.first": spread(
+            upd["corrected"][:, -1] / c.train.lr,
+            "",
+            f"corrected Adam: RMS weight change of update {c.first} / learning rate",
+        ),  # fmt: skip
+        "ch04.bias.step_rms.last": spread(
+            late / c.train.lr, "", f"corrected Adam: RMS weight change of update {c.train.steps} / learning rate"
+        ),
     }
-    at = [s for s in (50, 100, c.train.steps) if s in step]
-    for n, v in val.items():
-        for s in at:
-            m[f"ch04.bias.val.{n}.step{s}"] = measured(v[:, step.index(s)], "nats", f"{n}: validation loss at step {s}")
-        early = [i for i, s in enumerate(step) if 0 < s <= 100]
-        if early:
-            m[f"ch04.bias.val.{n}.peak100"] = measured(
-                v[:, early].max(axis=1), "nats", f"{n}: highest validation loss in steps 10-100"
+    series: dict = {"t": t, "theory": theory, **{f"update_{a}": u for a, u in upd.items()}, "step": step,
+                    "lrs": list(c.lrs), "warmups": list(c.warmups), "finals": finals,
+                    "seeds": list(ctx.seeds)}  # fmt: skip
+    for i, w in enumerate(c.warmups):
+        tag = "" if w == 0 else "_warmup"
+        best = {}
+        for k, a in enumerate(ARMS):
+            b = best_index(finals[i, k])
+            best[a] = finals[i, k, b]
+            series[f"val_{a}{tag}"] = val[i, k, b]
+            series[f"lr_{a}{tag}"] = c.lrs[b]
+            m[f"ch04.bias.{a}{tag}.best_lr"] = _lr(c.lrs[b], f"{a}, warmup {w}: best constant rate")
+            m[f"ch04.bias.{a}{tag}.best_at_edge"] = exact(
+                float(b in (0, R - 1)), "", f"{a}, warmup {w}: 1 if the best rate is an end of the ladder"
             )
-    for s in at:
-        i = step.index(s)
-        m[f"ch04.bias.diff.step{s}"] = measured(
-            val["uncorrected"][:, i] - val["corrected"][:, i],
-            "nats",
-            f"uncorrected minus corrected at step {s}, paired by seed",
+            m[f"ch04.bias.{a}{tag}.val_loss"] = measured(
+                finals[i, k, b], "nats", f"{a}, warmup {w}: validation loss at step {c.train.steps}, its best rate"
+            )
+        m[f"ch04.bias.diff{tag}.best"] = measured(
+            best["uncorrected"] - best["corrected"], "nats",
+            f"warmup {w}: uncorrected minus corrected at step {c.train.steps}, each at its best rate, paired by seed",
             2,
-        )
-        m[f"ch04.bias.diff_warmup.step{s}"] = measured(
-            val["uncorrected_warmup"][:, i] - val["corrected_warmup"][:, i],
-            "nats",
-            f"with warmup: uncorrected minus corrected at step {s}, paired by seed",
-            2,
-        )
-    return Outcome(
-        measurements=m,
-        series={
-            "t": t,
-            "theory": theory,
-            **{f"update_{n}": u for n, u in upd.items()},
-            "step": step,
-            **{f"val_{n}": v for n, v in val.items()},
-            "seeds": list(ctx.seeds),
-        },
-    )
+        )  # fmt: skip
+        for j, lr in enumerate(c.lrs):
+            m[f"ch04.bias.diff{tag}.r{j}"] = measured(
+                finals[i, 1, j] - finals[i, 0, j], "nats",
+                f"warmup {w}, rate {lr:g}: uncorrected minus corrected at step {c.train.steps}, paired by seed", 2,
+            )  # fmt: skip
+    return Outcome(measurements=m, series=series)
 
 
 # --------------------------------------------------------------------------- the four optimisers, lr x weight decay
@@ -372,7 +388,9 @@ def sweep(ctx: RunContext) -> Outcome:
     for j, name in enumerate(jobs):
         kind = "adamw" if name == "adamw_default" else name
         lrs, wds = ((t.lr,), (t.weight_decay,)) if name == "adamw_default" else (c.lrs[name], c.decays[name])
-        runs = [replace(t, optimizer=kind, lr=lr, weight_decay=wd, seed=s) for wd in wds for lr in lrs for s in ctx.seeds]
+        runs = [
+            replace(t, optimizer=kind, lr=lr, weight_decay=wd, seed=s) for wd in wds for lr in lrs for s in ctx.seeds
+        ]
         results = train_many(
             ModelConfig(), runs, corpus, workers=1, on_eval=progress(ctx, t, j / len(jobs), 1 / len(jobs))
         )
