@@ -46,7 +46,7 @@ def sweep(runs):
                    label="each seed" if s == 0 else None)  # fmt: skip
     level = mean[best] + margin
     ax.axhline(level, color=theme.PALETTE[2], linestyle="--", linewidth=1.5)
-    ax.annotate(f"best + {margin:g} nats: the stable band", (rates[0], level), xytext=(0, 4),
+    ax.annotate(f"best + {margin:g} nats: the good band", (rates[0], level), xytext=(0, 4),
                 textcoords="offset points", color=theme.PALETTE[2], fontsize=14, va="bottom")  # fmt: skip
     ax.scatter([rates[best]], [mean[best]], s=220, facecolor="none", edgecolor=theme.PALETTE[1], linewidth=2.5,
                zorder=4, label=f"best, {_lr(rates[best])}")  # fmt: skip
