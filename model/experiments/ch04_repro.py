@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from model.data import load_corpus
 from model.decoder import ModelConfig
 from model.experiments.ch04_optimisers import SEEDS, Sweep
+from model.experiments.common import exact
 from model.experiments.registry import Outcome, RunContext, experiment
 from model.experiments.repro import arm_measurements, arm_series, run_arms, rung_measurements
 
@@ -39,4 +40,5 @@ def repro(ctx: RunContext) -> Outcome:
     arms = run_arms(ModelConfig(), runs, load_corpus(), report=ctx.report_progress)
     m = arm_measurements("ch04.repro", arms, what)
     m |= rung_measurements("ch04.repro", arms, lrs)
+    m["ch04.repro.weight_decay"] = exact(cfg.weight_decay, "", "weight decay of the AdamW runs probed", 1)
     return Outcome(measurements=m, series=arm_series(arms))
