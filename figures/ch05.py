@@ -204,11 +204,11 @@ def batch(runs):
         s_min = _value(run, "ch05.bcrit.s_min")
         grid = np.geomspace(B[0], B[-1], 100)
         a.plot(grid, s_min * (1 + b_crit / grid), color=theme.PALETTE[1], linestyle="--",
-               label=f"fit, B_crit = {b_crit:.0f}")  # fmt: skip
+               label=f"fit by relative error, B_crit = {b_crit:.0f}")  # fmt: skip
         a.plot(grid, mean[ok][0] * B[ok][0] / grid, color=theme.MUTED, linestyle=":", label="perfect scaling")
     if (~ok).any():
         missed = ", ".join(str(int(x)) for x in B[~ok])
-        a.text(0.97, 0.97, f"{missed}: target\nnot reached", transform=a.transAxes, ha="right", va="top",
+        a.text(0.97, 0.97, f"{missed}: target not\nreached by every seed", transform=a.transAxes, ha="right", va="top",
                fontsize=13, color=theme.PALETTE[1])  # fmt: skip
     a.set_xscale("log", base=2)
     a.set_yscale("log")
