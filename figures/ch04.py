@@ -123,11 +123,19 @@ def bias_loss(runs):
                 label=f"{name}, lr {_lr_text(float(run[f'lr_{key}']))}")  # fmt: skip
         ax.fill_between(step, v.min(axis=0), v.max(axis=0), color=theme.PALETTE[i], alpha=0.15, linewidth=0)
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats per character)")
+    ax.set_ylabel("validation loss (nats)")
     ax.set_xlim(0, step[-1])
     ax.set_ylim(None, 4.3)
     ax.legend(loc="upper right", fontsize=14)
     return fig
+
+
+def _short(x: float) -> str:
+    """A weight decay as a short tick label: 0, 1e-4, 3e-2, 0.1, 0.3."""
+    if x == 0 or x >= 0.1:
+        return f"{x:g}"
+    mant, exp = f"{x:.0e}".split("e")
+    return f"{mant}e{int(exp)}"
 
 
 def _cell_best(finals: np.ndarray) -> tuple[int, int]:
@@ -144,7 +152,7 @@ def decay(runs):
     from matplotlib.patches import Rectangle
 
     run = runs["ch04.sweep"]
-    fig, axes = new_figure(1, 2, width=9.6, height=5.4)
+    fig, axes = new_figure(1, 2)
     lo = min(float(np.nanmin(run[f"{k}_finals"].mean(axis=2))) for k in ("adamw", "adam"))
     for ax, (kind, name) in zip(axes, (("adamw", "AdamW"), ("adam", "Adam + L2")), strict=True):
         lrs, wds, finals = run[f"{kind}_lrs"], run[f"{kind}_decays"], run[f"{kind}_finals"]
@@ -160,7 +168,7 @@ def decay(runs):
         d, r = _cell_best(finals)
         ax.add_patch(Rectangle((r - 0.5, d - 0.5), 1, 1, fill=False, edgecolor=theme.TEXT, linewidth=3))
         ax.set_xticks(range(len(lrs)), [_lr_text(x) for x in lrs], fontsize=13)
-        ax.set_yticks(range(len(wds)), [_lr_text(x) for x in wds], fontsize=13)
+        ax.set_yticks(range(len(wds)), [_short(x) for x in wds], fontsize=13)
         ax.set_xlabel("peak learning rate")
         ax.set_title(name, fontsize=18)
         ax.grid(False)
@@ -215,7 +223,7 @@ def best(runs):
     ax.annotate(f"AdamW at the default lr {_lr_text(lr)}: end", (step[-1], end), xytext=(-4, 4),
                 textcoords="offset points", ha="right", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats per character)")
+    ax.set_ylabel("validation loss (nats)")
     ax.set_xlim(0, step[-1])
     ax.set_ylim(1.9, 3.4)
     ax.legend(loc="upper right", fontsize=15)
