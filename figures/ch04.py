@@ -1,5 +1,6 @@
 """Chapter 4 figures: the narrow valley, steps against the condition number, Adam's bias
-correction, AdamW against Adam with L2, and the four optimisers' sweeps and best curves.
+correction, AdamW against Adam with L2 over rate x decay, and the four optimisers' sweeps and
+best curves, each at its own best (rate, decay).
 
 Compared curves differ in line style or marker as well as colour, so they stay apart in grey-scale.
 """
@@ -109,7 +110,8 @@ def bias_updates(runs):
 @figure("ch04.bias_loss", runs=("ch04.bias",))
 def bias_loss(runs):
     """Validation loss over the first few hundred steps, with and without bias correction, with no
-    warmup and with the default run's warmup (mean of three seeds, band: their range)."""
+    warmup and with the default run's warmup, each at its own best constant rate (mean of three
+    seeds, band: their range)."""
     run = runs["ch04.bias"]
     step = run["step"]
     fig, ax = new_figure()
@@ -117,93 +119,112 @@ def bias_loss(runs):
              ("corrected_warmup", "corrected, warmup"), ("uncorrected_warmup", "uncorrected, warmup"))  # fmt: skip
     for i, (key, name) in enumerate(lines):
         v = run[f"val_{key}"]
-        ax.plot(step, v.mean(axis=0), color=theme.PALETTE[i], linestyle=STYLES[i], label=name)
+        ax.plot(step, v.mean(axis=0), color=theme.PALETTE[i], linestyle=STYLES[i],
+                label=f"{name}, lr {_lr_text(float(run[f'lr_{key}']))}")  # fmt: skip
         ax.fill_between(step, v.min(axis=0), v.max(axis=0), color=theme.PALETTE[i], alpha=0.15, linewidth=0)
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats per character)")
+    ax.set_ylabel("validation loss (nats)")
     ax.set_xlim(0, step[-1])
-    ax.legend(loc="upper right")
+    ax.set_ylim(None, 4.3)
+    ax.legend(loc="upper right", fontsize=14)
     return fig
 
 
-@figure("ch04.decay", runs=("ch04.decay",))
+def _short(x: float) -> str:
+    """A weight decay as a short tick label: 0, 1e-4, 3e-2, 0.1, 0.3."""
+    if x == 0 or x >= 0.1:
+        return f"{x:g}"
+    mant, exp = f"{x:.0e}".split("e")
+    return f"{mant}e{int(exp)}"
+
+
+def _cell_best(finals: np.ndarray) -> tuple[int, int]:
+    """The (decay, rate) cell with the lowest mean over seeds; finals (decays, rates, seeds)."""
+    means = finals.mean(axis=2)
+    k = int(np.argmin(np.where(np.isnan(means), np.inf, means)))
+    return k // means.shape[1], k % means.shape[1]
+
+
+@figure("ch04.decay", runs=("ch04.sweep",))
 def decay(runs):
-    """Left: final validation loss against weight decay, AdamW and Adam with L2, each at its own best
-    rate. Right: the weights' norm over training at those rates."""
-    run = runs["ch04.decay"]
-    decays = run["decays"]
-    fig, (left, right) = new_figure(1, 2, width=9.6, height=5.4)
-    names = {"adamw": "AdamW", "adam": "Adam + L2"}
-    for i, kind in enumerate(names):
-        keys = [f"{'adamw' if wd == 0 else kind}_{wd:g}".replace(".", "") for wd in decays]
-        means, sds = [], []
-        for key in keys:
-            f = run[f"{key}_finals"][_best(run[f"{key}_finals"])]
-            means.append(f.mean())
-            sds.append(f.std(ddof=1) if len(f) > 1 else 0.0)
-        left.errorbar(decays, means, yerr=sds, color=theme.PALETTE[i], linestyle=STYLES[i], marker=MARKERS[i],
-                      capsize=4, label=names[kind])  # fmt: skip
-    left.set_xlabel("weight decay λ")
-    left.set_ylabel("final validation loss (nats)")
-    left.legend(loc="upper left")
-    step = run["norm_step"]
-    for i, kind in enumerate(names):
-        for j, wd in enumerate(decays):
-            if wd == 0 and kind == "adam":
-                continue
-            key = f"{kind}_{wd:g}".replace(".", "")
-            right.plot(step, run[f"{key}_norms"].mean(axis=0), color=theme.PALETTE[i], linestyle=STYLES[j],
-                       marker=MARKERS[i], markersize=5, label=f"{names[kind]}, λ {wd:g}")  # fmt: skip
-    right.set_xlabel("step")
-    right.set_ylabel("weights' norm (log scale)")
-    right.set_yscale("log")
-    ticks = [1, 2, 5, 10, 20, 50]
-    right.set_yticks(ticks, [str(t) for t in ticks])
-    right.set_yticks([], minor=True)
-    right.legend(loc="center right", fontsize=12)
+    """Heat maps of the final validation loss over learning rate x weight decay, AdamW and Adam
+    with L2 (mean of three seeds), each method's best cell outlined."""
+    from matplotlib.patches import Rectangle
+
+    run = runs["ch04.sweep"]
+    fig, axes = new_figure(1, 2)
+    lo = min(float(np.nanmin(run[f"{k}_finals"].mean(axis=2))) for k in ("adamw", "adam"))
+    for ax, (kind, name) in zip(axes, (("adamw", "AdamW"), ("adam", "Adam + L2")), strict=True):
+        lrs, wds, finals = run[f"{kind}_lrs"], run[f"{kind}_decays"], run[f"{kind}_finals"]
+        means = finals.mean(axis=2)  # (decays, rates)
+        image = ax.imshow(means, cmap="viridis_r", vmin=lo, vmax=min(3.4, float(np.nanmax(means))), aspect="auto",
+                          origin="lower")  # fmt: skip
+        for d in range(means.shape[0]):
+            for r in range(means.shape[1]):
+                v = means[d, r]
+                dark = v < lo + 0.5 * (min(3.4, float(np.nanmax(means))) - lo)
+                ax.text(r, d, f"{v:.2f}", ha="center", va="center", fontsize=12,
+                        color="white" if not dark else theme.TEXT)  # fmt: skip
+        d, r = _cell_best(finals)
+        ax.add_patch(Rectangle((r - 0.5, d - 0.5), 1, 1, fill=False, edgecolor=theme.TEXT, linewidth=3))
+        ax.set_xticks(range(len(lrs)), [_lr_text(x) for x in lrs], fontsize=13)
+        ax.set_yticks(range(len(wds)), [_short(x) for x in wds], fontsize=13)
+        ax.set_xlabel("peak learning rate")
+        ax.set_title(name, fontsize=18)
+        ax.grid(False)
+    axes[0].set_ylabel("weight decay λ")
+    fig.colorbar(image, ax=axes, shrink=0.9, label="final loss (nats)")
     return fig
+
+
+def _best_row(run, key: str) -> tuple[list[float], np.ndarray, float]:
+    """An optimiser's rate ladder and finals (rates, seeds) at its best decay, and that decay."""
+    d, _ = _cell_best(run[f"{key}_finals"])
+    return run[f"{key}_lrs"], run[f"{key}_finals"][d], float(run[f"{key}_decays"][d])
 
 
 @figure("ch04.sweep", runs=("ch04.sweep",))
 def sweep(runs):
-    """Final validation loss against learning rate for the four optimisers (mean of three seeds;
-    a rate where any seed diverged is left out), best rates marked."""
+    """Final validation loss against learning rate for the four optimisers, each at its best weight
+    decay (mean of three seeds; a rate where any seed diverged is left out), best rates marked."""
     run = runs["ch04.sweep"]
     fig, ax = new_figure()
     for i, (key, name) in enumerate(OPTIMISERS):
-        lrs, finals = run[f"{key}_lrs"], run[f"{key}_finals"]
+        lrs, finals, wd = _best_row(run, key)
         means = finals.mean(axis=1)
         b = _best(finals)
         ax.plot(lrs, means, color=theme.PALETTE[i], linestyle=STYLES[i], marker=MARKERS[i],
-                label=f"{name} (best {_lr_text(lrs[b])})")  # fmt: skip
+                label=f"{name}, λ {_lr_text(wd)} (best {_lr_text(lrs[b])})")  # fmt: skip
         ax.plot([lrs[b]], [means[b]], marker=MARKERS[i], markersize=15, color=theme.PALETTE[i], fillstyle="none",
                 markeredgewidth=2)  # fmt: skip
     ax.set_xscale("log")
     ax.set_xlabel("peak learning rate")
     ax.set_ylabel("final validation loss (nats)")
-    ax.set_ylim(None, min(4.3, ax.get_ylim()[1]))
+    ax.set_ylim(None, min(3.0, ax.get_ylim()[1]))
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=14)
     return fig
 
 
 @figure("ch04.best", runs=("ch04.sweep",))
 def best(runs):
-    """Validation loss of the four optimisers, each at its own best rate, and AdamW at the default rate."""
+    """Validation loss of the four optimisers, each at its own best (rate, decay), and AdamW at the
+    default run's settings."""
     run = runs["ch04.sweep"]
     step = run["step"]
     fig, ax = new_figure()
     for i, (key, name) in enumerate(OPTIMISERS):
-        lrs, finals = run[f"{key}_lrs"], run[f"{key}_finals"]
+        lrs, finals, wd = _best_row(run, key)
         v = run[f"{key}_best_val"]
         ax.plot(step, v.mean(axis=0), color=theme.PALETTE[i], linestyle=STYLES[i],
-                label=f"{name}, lr {_lr_text(lrs[_best(finals)])}")  # fmt: skip
-    ax.axhline(run["adamw_default_finals"].mean(), color=theme.MUTED, linestyle=":", linewidth=1.5)
-    ax.annotate(f"AdamW at the default lr {_lr_text(run['adamw_default_lrs'][0])}: end", (step[-1],
-                run["adamw_default_finals"].mean()), xytext=(-4, 4), textcoords="offset points", ha="right",
-                va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+                label=f"{name}, lr {_lr_text(lrs[_best(finals)])}, λ {_lr_text(wd)}")  # fmt: skip
+    end = float(run.measurements["ch04.sweep.adamw_default.val_loss"]["value"])
+    lr = float(run.measurements["ch04.sweep.default_lr"]["value"])
+    ax.axhline(end, color=theme.MUTED, linestyle=":", linewidth=1.5)
+    ax.annotate(f"AdamW at the default lr {_lr_text(lr)}: end", (step[-1], end), xytext=(-4, 4),
+                textcoords="offset points", ha="right", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats per character)")
+    ax.set_ylabel("validation loss (nats)")
     ax.set_xlim(0, step[-1])
     ax.set_ylim(1.9, 3.4)
-    ax.legend(loc="upper right")
+    ax.legend(loc="upper right", fontsize=15)
     return fig

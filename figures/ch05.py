@@ -46,7 +46,7 @@ def sweep(runs):
                    label="each seed" if s == 0 else None)  # fmt: skip
     level = mean[best] + margin
     ax.axhline(level, color=theme.PALETTE[2], linestyle="--", linewidth=1.5)
-    ax.annotate(f"best + {margin:g} nats: the stable band", (rates[0], level), xytext=(0, 4),
+    ax.annotate(f"best + {margin:g} nats: the good band", (rates[0], level), xytext=(0, 4),
                 textcoords="offset points", color=theme.PALETTE[2], fontsize=14, va="bottom")  # fmt: skip
     ax.scatter([rates[best]], [mean[best]], s=220, facecolor="none", edgecolor=theme.PALETTE[1], linewidth=2.5,
                zorder=4, label=f"best, {_lr(rates[best])}")  # fmt: skip
@@ -204,11 +204,11 @@ def batch(runs):
         s_min = _value(run, "ch05.bcrit.s_min")
         grid = np.geomspace(B[0], B[-1], 100)
         a.plot(grid, s_min * (1 + b_crit / grid), color=theme.PALETTE[1], linestyle="--",
-               label=f"fit, B_crit = {b_crit:.0f}")  # fmt: skip
+               label=f"fit (relative error): {b_crit:.0f}")  # fmt: skip
         a.plot(grid, mean[ok][0] * B[ok][0] / grid, color=theme.MUTED, linestyle=":", label="perfect scaling")
     if (~ok).any():
         missed = ", ".join(str(int(x)) for x in B[~ok])
-        a.text(0.97, 0.97, f"{missed}: target\nnot reached", transform=a.transAxes, ha="right", va="top",
+        a.text(0.97, 0.97, f"{missed}: target not\nreached by every seed", transform=a.transAxes, ha="right", va="top",
                fontsize=13, color=theme.PALETTE[1])  # fmt: skip
     a.set_xscale("log", base=2)
     a.set_yscale("log")
@@ -218,7 +218,7 @@ def batch(runs):
     b.plot(B[ok], mean[ok] * B[ok] * 16, marker="s", color=theme.PALETTE[2], linestyle="-.")
     b.set_xscale("log", base=2)
     b.set_xlabel("batch (windows)")
-    b.set_ylabel("characters seen at the target")
+    b.set_ylabel("characters to target")
     return fig
 
 
@@ -261,6 +261,6 @@ def noise(runs):
     ax.set_yscale("log")
     ax.invert_xaxis()
     ax.set_xlabel("validation loss (nats/char); training runs left to right")
-    ax.set_ylabel("B_simple = tr(Σ)/|G|² (windows)")
+    ax.set_ylabel("B_simple (windows)")
     ax.legend(loc="upper left")
     return fig

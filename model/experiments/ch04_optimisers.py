@@ -2,9 +2,12 @@
 
 - ``ch04.valley``: SGD, momentum and Adam on a 2-D quadratic (model/valley.py): steps to a
   tolerance against the condition number, each at its best step size per kappa;
-- ``ch04.bias``: Adam's bias correction on the Decoder: update sizes and loss, with and without;
-- ``ch04.decay``: AdamW against Adam with L2 at three weight decays, each at its own tuned rate;
-- ``ch04.sweep``: SGD, momentum, Adam and AdamW, each swept over learning rates 3x apart;
+- ``ch04.bias``: Adam's bias correction on the Decoder: update sizes (and Adam's step over the
+  learning rate), and the loss with and without it at constant rates 3x apart, with and without
+  warmup, each arm at its own best rate;
+- ``ch04.sweep``: SGD, momentum, Adam (+ L2) and AdamW, each over learning rates 3x apart times
+  weight decays, compared at its own best (rate, decay); the AdamW and Adam grids are also the
+  weight-decay heat map;
 - ``ch04.state``: bytes of optimiser state per parameter, read from the optimisers' state.
 """
 
@@ -204,42 +207,50 @@ class Bias:
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(steps=300, lr=1e-2, schedule="constant", warmup=0, eval_every=10)
     )
-    first: int = 50  # update sizes over the first this many steps
-    warmup: int = 100  # the default run's warmup, for the second pair
+    lrs: tuple[float, ...] = (3e-3, 1e-2, 3e-2)  # each arm at its own best of these (constant rate)
+    warmups: tuple[int, ...] = (0, 100)  # no warmup, and the default run's
+    first: int = 50  # update sizes over the first this many steps (at train.lr, no warmup)
 
 
-@experiment("ch04.bias", config=Bias(), seeds=SEEDS, quick={"train.steps": 20, "first": 5})
+ARMS = ("corrected", "uncorrected")
+
+
+@experiment("ch04.bias", config=Bias(), seeds=SEEDS, quick={"train.steps": 20, "first": 5, "warmups": (0, 5)})
 def bias(ctx: RunContext) -> Outcome:
-    """AdamW with and without bias correction: the first steps' update sizes and the loss over
-    the first few hundred steps, at a constant learning rate with no warmup and with the
-    default run's warmup, on the same seeds."""
+    """AdamW with and without bias correction: the first steps' update sizes (at one rate, no
+    warmup), and the loss after a few hundred steps at constant rates 3x apart, with and
+    without warmup, each arm at its own best rate; the same seeds in every cell."""
 
     c: Bias = ctx.config
     corpus = load_corpus()
-    settings = {
-        "corrected": replace(c.train, bias_correction=True),
-        "uncorrected": replace(c.train, bias_correction=False),
-        "corrected_warmup": replace(c.train, bias_correction=True, warmup=c.warmup),
-        "uncorrected_warmup": replace(c.train, bias_correction=False, warmup=c.warmup),
-    }
-    runs = [replace(s, seed=seed) for s in settings.values() for seed in ctx.seeds]
-    S = len(ctx.seeds)
-    _, snaps = train_with_snapshots(ModelConfig(), runs, corpus, range(1, c.first + 1))
-    ctx.report_progress(0.3, "the loss curves")
+    S, R = len(ctx.seeds), len(c.lrs)
+    # update sizes: the corrected and uncorrected pair at train.lr, no warmup, snapshotted
+    pair = [replace(c.train, bias_correction=a == "corrected", seed=s) for a in ARMS for s in ctx.seeds]
+    at = [*range(1, c.first + 1), c.train.steps - 1, c.train.steps]
+    _, snaps = train_with_snapshots(ModelConfig(), pair, corpus, at)
+    rms = rms_updates(snaps)  # (len(at), 2 S)
+    upd = {a: rms[: c.first, k * S : (k + 1) * S].T for k, a in enumerate(ARMS)}  # (seeds, first)
+    late = rms[-1, :S]  # corrected: the last update's RMS size
+    ctx.report_progress(0.3, "the loss grid")
+    # the loss grid: warmup x arm x rate x seed, one stack
+    cells = [(w, a, lr) for w in c.warmups for a in ARMS for lr in c.lrs]
+    runs = [replace(c.train, warmup=w, bias_correction=a == "corrected", lr=lr, seed=s) for w, a, lr in cells
+            for s in ctx.seeds]  # fmt: skip
     results = train_many(ModelConfig(), runs, corpus, workers=1, on_eval=progress(ctx, c.train, 0.3, 0.7))
-    rms = rms_updates(snaps)  # (first, M)
-    upd = {n: rms[:, k * S : (k + 1) * S].T for k, n in enumerate(settings)}  # (seeds, first)
-    val = {n: np.array([r.curves["val_loss"] for r in results[k * S : (k + 1) * S]]) for k, n in enumerate(settings)}
     step = results[0].curves["step"]
+    val = np.array([r.curves["val_loss"] for r in results]).reshape(len(c.warmups), 2, R, S, len(step))
+    finals = val[..., -1]  # (warmups, arms, rates, seeds)
     b1, b2 = c.train.betas
     t = np.arange(1, c.first + 1)
     theory = (1 - b1**t) / np.sqrt(1 - b2**t)  # uncorrected over corrected step for a constant gradient
     ratio = upd["uncorrected"] / upd["corrected"]
     m: dict[str, Measurement] = {
-        "ch04.bias.lr": _lr(c.train.lr, "AdamW learning rate of the bias-correction runs (constant)"),
+        "ch04.bias.lr": _lr(c.train.lr, "AdamW rate of the update-size runs (constant, no warmup)"),
+        "ch04.bias.lr_min": _lr(min(c.lrs), "lowest constant rate of the loss grid"),
+        "ch04.bias.lr_max": _lr(max(c.lrs), "highest constant rate of the loss grid"),
         "ch04.bias.steps": exact(c.train.steps, "steps", "length of the bias-correction runs"),
         "ch04.bias.first": exact(c.first, "steps", "update sizes measured over the first steps"),
-        "ch04.bias.warmup": exact(c.warmup, "steps", "warmup of the second pair of runs"),
+        "ch04.bias.warmup": exact(max(c.warmups), "steps", "warmup of the runs with warmup"),
         "ch04.bias.theory.t1": exact(
             theory[0], "", "uncorrected/corrected step at t = 1, constant gradient: (1-b1)/sqrt(1-b2)", 3
         ),
@@ -252,136 +263,112 @@ def bias(ctx: RunContext) -> Outcome:
         "ch04.bias.update.uncorrected.t1": spread(
             upd["uncorrected"][:, 0], "", "RMS weight change of update 1, uncorrected"
         ),
+        "ch04.bias.step_rms.t1": spread(
+            upd["corrected"][:, 0] / c.train.lr, "", "corrected Adam: RMS weight change of update 1 / learning rate"
+        ),
+        "ch04.bias.step_rms.first": spread(
+            upd["corrected"][:, -1] / c.train.lr,
+            "",
+            f"corrected Adam: RMS weight change of update {c.first} / learning rate",
+        ),  # fmt: skip
+        "ch04.bias.step_rms.last": spread(
+            late / c.train.lr, "", f"corrected Adam: RMS weight change of update {c.train.steps} / learning rate"
+        ),
     }
-    at = [s for s in (50, 100, c.train.steps) if s in step]
-    for n, v in val.items():
-        for s in at:
-            m[f"ch04.bias.val.{n}.step{s}"] = measured(v[:, step.index(s)], "nats", f"{n}: validation loss at step {s}")
-        early = [i for i, s in enumerate(step) if 0 < s <= 100]
-        if early:
-            m[f"ch04.bias.val.{n}.peak100"] = measured(
-                v[:, early].max(axis=1), "nats", f"{n}: highest validation loss in steps 10-100"
+    series: dict = {"t": t, "theory": theory, **{f"update_{a}": u for a, u in upd.items()}, "step": step,
+                    "lrs": list(c.lrs), "warmups": list(c.warmups), "finals": finals,
+                    "seeds": list(ctx.seeds)}  # fmt: skip
+    for i, w in enumerate(c.warmups):
+        tag = "" if w == 0 else "_warmup"
+        best = {}
+        for k, a in enumerate(ARMS):
+            b = best_index(finals[i, k])
+            best[a] = finals[i, k, b]
+            series[f"val_{a}{tag}"] = val[i, k, b]
+            series[f"lr_{a}{tag}"] = c.lrs[b]
+            m[f"ch04.bias.{a}{tag}.best_lr"] = _lr(c.lrs[b], f"{a}, warmup {w}: best constant rate")
+            m[f"ch04.bias.{a}{tag}.best_at_edge"] = exact(
+                float(b in (0, R - 1)), "", f"{a}, warmup {w}: 1 if the best rate is an end of the ladder"
             )
-    for s in at:
-        i = step.index(s)
-        m[f"ch04.bias.diff.step{s}"] = measured(
-            val["uncorrected"][:, i] - val["corrected"][:, i],
-            "nats",
-            f"uncorrected minus corrected at step {s}, paired by seed",
-            2,
-        )
-        m[f"ch04.bias.diff_warmup.step{s}"] = measured(
-            val["uncorrected_warmup"][:, i] - val["corrected_warmup"][:, i],
-            "nats",
-            f"with warmup: uncorrected minus corrected at step {s}, paired by seed",
-            2,
-        )
-    return Outcome(
-        measurements=m,
-        series={
-            "t": t,
-            "theory": theory,
-            **{f"update_{n}": u for n, u in upd.items()},
-            "step": step,
-            **{f"val_{n}": v for n, v in val.items()},
-            "seeds": list(ctx.seeds),
-        },
-    )
-
-
-# --------------------------------------------------------------------------- AdamW against Adam with L2
-
-
-@dataclass(frozen=True)
-class Decay:
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run otherwise
-    lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
-    decays: tuple[float, ...] = (0.0, 0.1, 0.3)
-    snapshots: int = 10  # weight norms at this many evenly spaced steps
-
-
-@experiment(
-    "ch04.decay",
-    config=Decay(lrs=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)),
-    seeds=SEEDS,
-    quick={"train.steps": 20, "train.eval_every": 10, "snapshots": 2},
-)
-def decay(ctx: RunContext) -> Outcome:
-    """AdamW against Adam with L2 decay at weight decays 0, 0.1 and 0.3, each swept over the
-    learning rates and shown at its own best: final validation loss and the weights' norm."""
-
-    c: Decay = ctx.config
-    corpus = load_corpus()
-    S, R = len(ctx.seeds), len(c.lrs)
-    at = [round(c.train.steps * (k + 1) / c.snapshots) for k in range(c.snapshots)]
-    m: dict[str, Measurement] = {
-        "ch04.decay.steps": exact(c.train.steps, "steps", "training steps of the weight-decay runs"),
-        "ch04.decay.rungs": exact(R, "learning rates", "learning rates swept per optimiser and decay"),
-        "ch04.decay.lr.min": _lr(min(c.lrs), "lowest learning rate swept"),
-        "ch04.decay.lr.max": _lr(max(c.lrs), "highest learning rate swept"),
-    }
-    series: dict = {"lrs": list(c.lrs), "decays": list(c.decays), "norm_step": [0, *at]}
-    best_final = {}
-    parts = [(k, wd) for k in ("adamw", "adam") for wd in c.decays if not (k == "adam" and wd == 0.0)]
-    for j, (kind, wd) in enumerate(parts):
-        name = f"{kind}_{wd:g}".replace(".", "")
-        runs = [replace(c.train, optimizer=kind, weight_decay=wd, lr=lr, seed=s) for lr in c.lrs for s in ctx.seeds]
-        results, snaps = train_with_snapshots(
-            ModelConfig(), runs, corpus, at, progress(ctx, c.train, j / len(parts), 1 / len(parts))
-        )
-        finals = _finals(results, R, S)
-        b = best_index(finals)
-        norms = torch.stack([s.double().norm(dim=1) for s in snaps]).numpy()  # (snapshots + 1, runs)
-        best_norms = norms[:, b * S : (b + 1) * S].T  # (seeds, snapshots + 1)
-        best_final[name] = finals[b]
-        label = f"{NAMES[kind]}, weight decay {wd:g}"
-        m[f"ch04.decay.{name}.best_lr"] = _lr(c.lrs[b], f"{label}: best learning rate")
-        m[f"ch04.decay.{name}.val_loss"] = spread(finals[b], "nats", f"{label}: final validation loss at its best rate")
-        m[f"ch04.decay.{name}.norm"] = spread(best_norms[:, -1], "", f"{label}: weights' norm at the end, best rate")
-        m[f"ch04.decay.{name}.best_at_edge"] = exact(
-            float(b in (0, R - 1)), "", f"{label}: 1 if the best is an end of the ladder"
-        )
-        series |= {
-            f"{name}_finals": finals,
-            f"{name}_norms": best_norms,
-            f"{name}_val": np.array([r.curves["val_loss"] for r in results[b * S : (b + 1) * S]]),
-        }
-        m.setdefault("ch04.decay.norm.init", spread(norms[0, :S], "", "weights' norm at initialisation"))
-    for wd in c.decays:
-        if wd > 0:
-            k = f"{wd:g}".replace(".", "")
-            m[f"ch04.decay.diff{k}"] = measured(
-                best_final[f"adamw_{k}"] - best_final[f"adam_{k}"],
-                "nats",
-                f"AdamW minus Adam-L2 at weight decay {wd:g}, each at its best rate, paired by seed",
-                2,
+            m[f"ch04.bias.{a}{tag}.val_loss"] = measured(
+                finals[i, k, b], "nats", f"{a}, warmup {w}: validation loss at step {c.train.steps}, its best rate"
             )
-    series["step"] = results[0].curves["step"]
+        m[f"ch04.bias.diff{tag}.best"] = measured(
+            best["uncorrected"] - best["corrected"], "nats",
+            f"warmup {w}: uncorrected minus corrected at step {c.train.steps}, each at its best rate, paired by seed",
+            2,
+        )  # fmt: skip
+        for j, lr in enumerate(c.lrs):
+            m[f"ch04.bias.diff{tag}.r{j}"] = measured(
+                finals[i, 1, j] - finals[i, 0, j], "nats",
+                f"warmup {w}, rate {lr:g}: uncorrected minus corrected at step {c.train.steps}, paired by seed", 2,
+            )  # fmt: skip
     return Outcome(measurements=m, series=series)
 
 
-# --------------------------------------------------------------------------- the four optimisers
+# --------------------------------------------------------------------------- the four optimisers, lr x weight decay
+
+
+#: Weight decays of each optimiser's grid. SGD's and momentum's decay is L2 in the gradient
+#: (torch.optim.SGD's), Adam's too ("Adam + L2"); AdamW's is decoupled. With decay 0 Adam and
+#: AdamW are the same arithmetic: the sweep runs both, and counts the runs that end bit-identical.
+DECAYS: dict[str, tuple[float, ...]] = {
+    "sgd": (0.0, 1e-3, 1e-2),
+    "momentum": (0.0, 1e-3, 1e-2),
+    "adam": (0.0, 1e-4, 1e-3, 1e-2, 1e-1),
+    "adamw": (0.0, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1, 3e-1),
+}
+
+
+def decay_key(wd: float) -> str:
+    """A weight decay as a key part: 0 -> "wd0", 1e-4 -> "wd1e-4", 0.03 -> "wd3e-2"."""
+    if wd == 0:
+        return "wd0"
+    mant, exp = f"{wd:.0e}".split("e")
+    return f"wd{mant}e{int(exp)}"
+
+
+def best_cell(finals: np.ndarray) -> tuple[int, int]:
+    """The (decay, rate) cell of a grid with the lowest mean final loss over seeds; finals
+    (decays, rates, seeds), NaN for a diverged run (a cell with any NaN is never best)."""
+    D, R, S = finals.shape
+    k = best_index(finals.reshape(D * R, S))
+    return k // R, k % R
+
+
+def weight_norm(result: TrainResult) -> float:
+    """The Euclidean norm of a run's final weights, all matrices together."""
+    return float(torch.sqrt(sum(v.double().pow(2).sum() for v in (result.state_dict or {}).values())))
 
 
 @dataclass(frozen=True)
 class Sweep:
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=50))  # the default run otherwise
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run otherwise
     lrs: dict[str, tuple[float, ...]] = field(
         default_factory=lambda: {
-            "sgd": (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
-            "momentum": (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
-            "adam": (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1),
-            "adamw": (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1),
+            "sgd": (1.0, 3.0, 10.0, 30.0),
+            "momentum": (0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
+            "adam": (3e-3, 1e-2, 3e-2, 1e-1),
+            "adamw": (3e-3, 1e-2, 3e-2, 1e-1),
         }
     )
-    within: float = 0.05  # the good band: rates within this many nats of the best
-    untuned: tuple[str, float] = ("sgd", 3.0)  # the comparison at the default: SGD at 3, AdamW at 2e-3
+    decays: dict[str, tuple[float, ...]] = field(default_factory=lambda: dict(DECAYS))
+    within: float = 0.1  # the good band: rates within this many nats of the best (ch05.sweep's margin too)
 
 
-@experiment("ch04.sweep", config=Sweep(), seeds=SEEDS, quick={"train.steps": 20, "train.eval_every": 10})
+QUICK_DECAYS = {k: (0.0, 1e-2) for k in DECAYS}
+
+
+@experiment(
+    "ch04.sweep",
+    config=Sweep(),
+    seeds=SEEDS,
+    quick={"train.steps": 20, "train.eval_every": 10, "decays": QUICK_DECAYS},
+)
 def sweep(ctx: RunContext) -> Outcome:
-    """SGD, momentum, Adam and AdamW on the Decoder, each swept over learning rates about 3x
-    apart (three seeds each) and shown at its own best; AdamW at the default rate for contrast."""
+    """SGD, momentum, Adam (+ L2) and AdamW on the Decoder, each over a grid of learning rates
+    about 3x apart times weight decays (three seeds per cell, the same seeds everywhere) and
+    compared at its own best (rate, decay); AdamW at the default run's settings for contrast."""
     c: Sweep = ctx.config
     corpus = load_corpus()
     S = len(ctx.seeds)
@@ -390,66 +377,114 @@ def sweep(ctx: RunContext) -> Outcome:
         "ch04.sweep.steps": exact(t.steps, "steps", "training steps of every sweep run"),
         "ch04.sweep.within": exact(c.within, "nats", "good band: mean final loss within this of the best", 2),
         "ch04.sweep.momentum_beta": exact(t.betas[0], "", "momentum's beta in the sweep", 2),
-        "ch04.sweep.weight_decay": exact(t.weight_decay, "", "weight decay of every sweep run (the default)", 2),
+        "ch04.sweep.default_wd": exact(t.weight_decay, "", "the default run's weight decay", 2),
         "ch04.sweep.default_lr": _lr(t.lr, "the default run's learning rate"),
     }
     series: dict = {}
     bests: dict[str, np.ndarray] = {}
-    jobs = [*c.lrs.items(), ("adamw_default", (t.lr,))]
-    for j, (name, lrs) in enumerate(jobs):
+    at_default: dict[str, np.ndarray] = {}
+    results_of: dict[str, list[TrainResult]] = {}
+    jobs = [*c.lrs, "adamw_default"]
+    for j, name in enumerate(jobs):
         kind = "adamw" if name == "adamw_default" else name
-        runs = [replace(t, optimizer=kind, lr=lr, seed=s) for lr in lrs for s in ctx.seeds]
+        lrs, wds = ((t.lr,), (t.weight_decay,)) if name == "adamw_default" else (c.lrs[name], c.decays[name])
+        runs = [
+            replace(t, optimizer=kind, lr=lr, weight_decay=wd, seed=s) for wd in wds for lr in lrs for s in ctx.seeds
+        ]
         results = train_many(
             ModelConfig(), runs, corpus, workers=1, on_eval=progress(ctx, t, j / len(jobs), 1 / len(jobs))
         )
-        finals = _finals(results, len(lrs), S)
-        series[f"{name}_lrs"], series[f"{name}_finals"] = list(lrs), finals
+        finals = np.array([r.val_loss_final for r in results]).reshape(len(wds), len(lrs), S)
         if name == "adamw_default":
             m["ch04.sweep.adamw_default.val_loss"] = measured(
-                finals[0], "nats", "AdamW at the default rate: final validation loss"
+                finals[0, 0], "nats", "AdamW at the default run's rate and decay: final validation loss"
             )
             continue
-        b = best_index(finals)
-        lo, hi = band(lrs, finals, c.within)
-        bests[name] = finals[b]
-        curves = np.array([r.curves["val_loss"] for r in results[b * S : (b + 1) * S]])
-        series[f"{name}_best_val"] = curves
-        series["step"] = results[0].curves["step"]
+        results_of[name] = results
+        N = NAMES[name]
+        d, b = best_cell(finals)
+        lo, hi = band(lrs, finals[d], c.within)
+        bests[name] = finals[d, b]
+        first = (d * len(lrs) + b) * S
+        norms = np.array([weight_norm(r) for r in results]).reshape(len(wds), len(lrs), S)
+        series |= {
+            f"{name}_lrs": list(lrs),
+            f"{name}_decays": list(wds),
+            f"{name}_finals": finals,
+            f"{name}_norms": norms,
+            f"{name}_best_val": np.array([r.curves["val_loss"] for r in results[first : first + S]]),
+            "step": results[0].curves["step"],
+        }
         diverged = sum(r.diverged_at is not None for r in results)
         m |= {
-            f"ch04.sweep.{name}.best_lr": _lr(lrs[b], f"{NAMES[name]}: best learning rate of the sweep"),
+            f"ch04.sweep.{name}.best_lr": _lr(lrs[b], f"{N}: learning rate of its best cell"),
+            f"ch04.sweep.{name}.best_wd": exact(wds[d], "", f"{N}: weight decay of its best cell", 1),
             f"ch04.sweep.{name}.val_loss": measured(
-                finals[b], "nats", f"{NAMES[name]}: final validation loss at its best rate"
+                finals[d, b], "nats", f"{N}: final validation loss at its best (rate, decay)"
             ),
-            f"ch04.sweep.{name}.band_lo": _lr(lo, f"{NAMES[name]}: lowest rate of the good band"),
-            f"ch04.sweep.{name}.band_hi": _lr(hi, f"{NAMES[name]}: highest rate of the good band"),
-            f"ch04.sweep.{name}.band": exact(
-                hi / lo, "", f"{NAMES[name]}: width of the good band (highest / lowest rate)", 2
-            ),
-            f"ch04.sweep.{name}.lr_min": _lr(min(lrs), f"{NAMES[name]}: lowest rate swept"),
-            f"ch04.sweep.{name}.lr_max": _lr(max(lrs), f"{NAMES[name]}: highest rate swept"),
-            f"ch04.sweep.{name}.diverged": exact(diverged, "runs", f"{NAMES[name]}: runs of the sweep that diverged"),
+            f"ch04.sweep.{name}.norm": spread(norms[d, b], "", f"{N}: norm of the final weights at its best cell"),
+            f"ch04.sweep.{name}.band_lo": _lr(lo, f"{N}: lowest rate of the good band, at its best decay"),
+            f"ch04.sweep.{name}.band_hi": _lr(hi, f"{N}: highest rate of the good band, at its best decay"),
+            f"ch04.sweep.{name}.band": exact(hi / lo, "", f"{N}: width of the good band (highest / lowest rate)", 2),
+            f"ch04.sweep.{name}.lr_min": _lr(min(lrs), f"{N}: lowest rate swept"),
+            f"ch04.sweep.{name}.lr_max": _lr(max(lrs), f"{N}: highest rate swept"),
+            f"ch04.sweep.{name}.rungs": exact(len(lrs), "learning rates", f"{N}: rates swept per decay"),
+            f"ch04.sweep.{name}.decays": exact(len(wds), "weight decays", f"{N}: weight decays swept"),
+            f"ch04.sweep.{name}.wd_max": exact(max(wds), "", f"{N}: largest weight decay swept", 1),
+            f"ch04.sweep.{name}.diverged": exact(diverged, "runs", f"{N}: runs of the grid that diverged"),
             f"ch04.sweep.{name}.best_at_edge": exact(
-                float(b in (0, len(lrs) - 1)), "", f"{NAMES[name]}: 1 if the best is an end of the ladder"
+                float(b in (0, len(lrs) - 1)), "", f"{N}: 1 if its best rate is an end of the ladder"
+            ),
+            f"ch04.sweep.{name}.wd_at_edge": exact(
+                float(d == len(wds) - 1), "", f"{N}: 1 if its best decay is the largest swept"
             ),
         }
-        if c.untuned[0] == name:
-            k = list(lrs).index(c.untuned[1])
-            m["ch04.sweep.untuned.lr"] = _lr(c.untuned[1], f"{NAMES[name]} rate of the untuned comparison")
-            m["ch04.sweep.untuned.val_loss"] = measured(
-                finals[k], "nats", f"{NAMES[name]} at {c.untuned[1]:g}: final validation loss"
+        for k, wd in enumerate(wds):  # each decay at its own best rate
+            bk = best_index(finals[k])
+            key = f"ch04.sweep.{name}.{decay_key(wd)}"
+            m[f"{key}.best_lr"] = _lr(lrs[bk], f"{N}, weight decay {wd:g}: best learning rate")
+            m[f"{key}.val_loss"] = measured(
+                finals[k, bk], "nats", f"{N}, weight decay {wd:g}: final validation loss at its best rate"
             )
-    m["ch04.sweep.rungs"] = exact(min(len(v) for v in c.lrs.values()), "learning rates", "rates swept per optimiser")
-    m["ch04.sweep.adamw_minus_adam"] = measured(
-        bests["adamw"] - bests["adam"], "nats", "AdamW minus Adam, each at its best rate, paired by seed", 2
-    )
-    m["ch04.sweep.adamw_minus_sgd"] = measured(
-        bests["adamw"] - bests["sgd"], "nats", "AdamW minus SGD, each at its best rate, paired by seed", 2
-    )
-    m["ch04.sweep.momentum_minus_sgd"] = measured(
-        bests["momentum"] - bests["sgd"], "nats", "momentum minus SGD, each at its best rate, paired by seed", 2
-    )
+            m[f"{key}.norm"] = spread(norms[k, bk], "", f"{N}, weight decay {wd:g}: final weights' norm, best rate")
+            if wd == t.weight_decay:
+                at_default[name] = finals[k, bk]
+                m[f"{key}.gain"] = measured(
+                    finals[k, bk] - finals[d, b], "nats",
+                    f"{N}: default decay minus best decay, each at its best rate, paired by seed", 2,
+                )  # fmt: skip
+        m.setdefault("ch04.sweep.norm_init", spread(
+            [init_norm(s) for s in ctx.seeds], "", "norm of the initial weights"))  # fmt: skip
+    pairs = [("adamw", "sgd"), ("adamw", "momentum"), ("adamw", "adam"), ("momentum", "sgd"), ("adam", "sgd")]
+    for a, b_ in pairs:
+        m[f"ch04.sweep.{a}_minus_{b_}"] = measured(
+            bests[a] - bests[b_], "nats",
+            f"{NAMES[a]} minus {NAMES[b_]}, each at its best (rate, decay), paired by seed", 2,
+        )  # fmt: skip
+        m[f"ch04.sweep.{a}_minus_{b_}.at_default_wd"] = measured(
+            at_default[a] - at_default[b_], "nats",
+            f"{NAMES[a]} minus {NAMES[b_]}, both at the default decay, each at its best rate, paired by seed", 2,
+        )  # fmt: skip
+    zero_w, zero_a = c.decays["adamw"].index(0.0), c.decays["adam"].index(0.0)
+    if c.lrs["adam"] == c.lrs["adamw"]:
+        R, Sx = len(c.lrs["adam"]), S
+        w0 = results_of["adamw"][zero_w * R * Sx : (zero_w + 1) * R * Sx]
+        a0 = results_of["adam"][zero_a * R * Sx : (zero_a + 1) * R * Sx]
+        same = sum(
+            all(torch.equal(v, (y.state_dict or {})[k]) for k, v in (x.state_dict or {}).items())
+            for x, y in zip(w0, a0, strict=True)
+        )
+        m["ch04.sweep.zero_decay_identical"] = exact(
+            same, "runs", "runs of Adam and AdamW at decay 0 ending with bit-identical weights"
+        )
+        m["ch04.sweep.zero_decay_runs"] = exact(len(w0), "runs", "runs compared at decay 0")
     return Outcome(measurements=m, series=series)
+
+
+def init_norm(seed: int) -> float:
+    """The Euclidean norm of a seed's initial weights."""
+    _, theta = init_stack(ModelConfig(), [seed])
+    return float(theta.double().norm())
 
 
 # --------------------------------------------------------------------------- optimiser state

@@ -64,3 +64,22 @@ def test_optimiser_state_bytes_per_parameter_are_read_from_the_optimisers():
     }  # fmt: skip
     assert all(m[f"ch04.state.{k}.torch"].value == m[f"ch04.state.{k}"].value for k in ("sgd", "momentum", "adam"))
     assert m["ch04.state.params"].value == 5376
+
+
+def test_decay_keys_are_short_and_distinct():
+    from model.experiments.ch04_optimisers import DECAYS, decay_key
+
+    assert [decay_key(w) for w in (0.0, 1e-4, 3e-2, 0.1, 0.3)] == ["wd0", "wd1e-4", "wd3e-2", "wd1e-1", "wd3e-1"]
+    for wds in DECAYS.values():
+        assert len({decay_key(w) for w in wds}) == len(wds)
+
+
+def test_the_best_cell_of_a_rate_by_decay_grid_is_the_lowest_mean_and_never_a_diverged_one():
+    from model.experiments.ch04_optimisers import best_cell
+
+    finals = np.full((3, 4, 2), 2.5)
+    finals[1, 2] = [2.1, 2.2]
+    finals[2, 0] = [1.0, NAN]  # lower, but a seed diverged
+    assert best_cell(finals) == (1, 2)
+    finals[0, 3] = [2.0, 2.0]
+    assert best_cell(finals) == (0, 3)

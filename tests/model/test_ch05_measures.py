@@ -59,3 +59,14 @@ def test_adams_first_normalised_step_is_one_in_every_moving_coordinate():
     mt = torch.from_numpy((1 - b1**5) * steady)[None]
     vt = torch.from_numpy((1 - b2**5) * steady**2)[None]
     assert normalised_step_rms(mt, vt, 5, (b1, b2), 0.0).item() == pytest.approx(1.0, rel=1e-12)
+
+
+def test_tail_drop_is_the_fall_over_the_last_steps_and_a_short_run_uses_all_of_it():
+    from model.experiments.ch05_edges import tail_drop
+    from model.train import TrainResult
+
+    def run(steps, val):
+        return TrainResult({}, {}, val[0], val[-1], val[-1], steps[-1], 0.0, 0, curves={"step": steps, "val_loss": val})
+
+    assert tail_drop(run([0, 100, 200, 300, 400], [4.0, 3.0, 2.8, 2.7, 2.5]), 200) == pytest.approx(0.3)
+    assert tail_drop(run([0, 10, 20], [4.0, 3.5, 3.0]), 200) == pytest.approx(1.0)
