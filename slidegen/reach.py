@@ -159,9 +159,9 @@ class Index:
                 for bound, target in _import_bindings(node, package):
                     if target[0].split(".", 1)[0] in self.packages and target[1] != "*":
                         module.imported[bound] = target
-        for i, node in enumerate(tree.body):
-            if i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                continue  # the module's docstring
+        for node in tree.body:
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # the module's docstring, or another string that does nothing
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for bound, target in _import_bindings(node, package):
                     if self.file_of(target[0]) is not None or target[0].split(".", 1)[0] in self.packages:
