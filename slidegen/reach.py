@@ -522,7 +522,9 @@ def find_experiments(index: Index, module: str, registry: str) -> list[Found]:
                 value = keyword.value
                 items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
                 if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
-                    raise SlidegenError(*where, "uses= must be a tuple of string literals (paths or model.* modules)")
+                    message = (f"experiment '{first.value}': uses= must be a tuple of string literals (paths or "
+                               "model.* modules), so that it is fingerprinted without importing")
+                    raise SlidegenError(mod.path, decorator.lineno, 1, message)
                 uses += [str(e.value) for e in items if isinstance(e, ast.Constant)]
             line = min(d.lineno for d in node.decorator_list)
             out.append(Found(first.value, module, mod.path, node.name, line, tuple(uses)))
