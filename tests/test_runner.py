@@ -134,7 +134,8 @@ def test_sigkill_mid_run_leaves_results_whole(project: Project) -> None:
     results.write(project.results_path)
     before = Results.read(project.results_path)
 
-    edit(project, MODULE, '"""Chapter 99', '"""Chapter ninety-nine')  # every experiment is stale now
+    edit(project, MODULE, "import numpy as np\n", 'import numpy as np\n\nnp.seterr(all="warn")\n')  # run at import:
+    # every experiment of the module is stale now
     edit(project, MODULE, '{"count": 1000}', '{"count": 1200}')  # and beta's value moves
     process = cli(project, "--jobs", "1", env={"CH99_SLOW_SECONDS": "60"}, start_new_session=True)
     try:

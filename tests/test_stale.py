@@ -110,7 +110,7 @@ def test_editing_an_experiment_is_one_stale_error_for_that_experiment(project: P
     assert done.returncode == 1
     errors = [line for line in done.stderr.splitlines() if ": error: " in line]
     assert len(errors) == 1 and "stale result 'ch99.beta.total': recorded by ch99.beta" in errors[0], errors
-    assert "run `slidegen run ch99.beta`" in errors[0]
+    assert f"({MODULE}:beta changed since it ran); run `slidegen run ch99.beta`" in errors[0]
 
 
 def test_editing_shared_model_code_is_one_stale_error_per_experiment_with_its_key_count(project: Project) -> None:
