@@ -494,7 +494,9 @@ def _check_stale(
             continue
         if environment is None or versions is None:
             continue
-        differs = [name for name in RUN_COLUMNS[2:] if versions.get(name) and environment.get(name)
+        # a library not installed here ("none": building decks needs no torch) cannot confirm anything
+        differs = [name for name in RUN_COLUMNS[2:]
+                   if versions.get(name) and environment.get(name) not in (None, "", "none")
                    and _release(versions[name]) != _release(environment[name])]
         if differs:
             then = " / ".join(f"{_LABELS[n]} {versions.get(n) or '?'}" for n in RUN_COLUMNS[2:])

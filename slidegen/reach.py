@@ -3,23 +3,27 @@
 The project's experiment packages (``model/``) are cut into *units*: each top-level
 function or class (decorators and whole body, so a method called on an instance is
 covered with its class), each assignment to names (a constant, a config), each import
-of an outside library (``import numpy as np``), and each statement that runs for its
-effect when the module is imported (``if __name__ == "__main__": ...``, a call).
-An experiment reaches its decorated function, its decorator call (id, config, seeds,
-quick) and, transitively, every unit a reached unit names: a from-import, a
-``module.attr`` on an imported project module, a name of its own module, an import
-inside a function. Importing a module runs its effect statements and its parents'
-``__init__.py``, so a reached module brings those too, and the modules it imports.
+of an outside library (``import numpy as np``), each statement that runs for its effect
+when the module is imported (a call, an ``if``), and a module's ``if __name__ ==
+"__main__":`` block. An experiment reaches its decorated function, its decorator call
+(id, config, seeds, quick) and, transitively, every unit a reached unit names: a
+from-import, a ``module.attr`` on an imported project module, a name of its own module,
+an import inside a function. Importing a module runs its effect statements and its
+parents' ``__init__.py``, so a reached module brings those too, and the modules it imports.
 
-Where a name cannot be resolved precisely the whole module counts (``import *``, a
-project module used as a value, a name the module does not define); an assignment is
-taken to bind its names and do nothing else (a call made for its effect stands alone
-and is covered whenever its module is).
+Where a name cannot be resolved precisely the whole module counts: ``import *``, a project
+module used as a value, a name the module does not define, a string naming a project
+module or file (``"model.x"``, as in ``python -m model.x``: the one way a ``__main__``
+block is reached). An assignment is taken to bind its names and do nothing else (a call
+made for its effect stands alone and is covered whenever its module is).
 
 :func:`digest_reach` hashes a reach without naming any module: each unit by its name and
-text, each reference by the units it resolves to. Moving a helper to another module, or
-deleting one of two identical copies, leaves it unchanged; editing the text of any
-reached unit changes it; editing a unit nothing reaches does not.
+text (with ``module.`` qualifiers of project modules left out, ``reference.forward``
+reading ``forward``), each reference by the names and texts of the units it resolves to.
+Moving a helper to another module, or deleting one of two identical copies, leaves it
+unchanged; editing the text of any reached unit changes it; editing a unit nothing
+reaches does not. (Two reached definitions of one name and one text in two modules are
+one to the hash: what they name in turn tells them apart.)
 """
 
 from __future__ import annotations

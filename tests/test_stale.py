@@ -104,6 +104,18 @@ def test_another_numpy_is_one_warning_per_experiment_and_an_error_with_strict_en
     assert is_current(discover(project)["ch99.alpha"], Store.of(project), Results.read(project.results_path))
 
 
+def test_a_library_not_installed_here_is_no_environment_warning(project: Project) -> None:
+    """Building decks needs no torch: a checker without it cannot rerun anything to confirm, so it says nothing."""
+    text = project.results_path.read_text(encoding="utf-8")
+    project.results_path.write_text(re.sub(r"\| [0-9][^ |]*\+?[a-z]* \|\n", "| 2.13.0+cpu |\n", text), encoding="utf-8")
+    here = {**environment(), "torch": "none"}
+    today = current_fingerprints(project)
+    out = check_project(project.root, fingerprints=today, environment=here)
+    assert [str(d) for d in out if "rerun to confirm" in d.message] == []
+    out = check_project(project.root, fingerprints=today, environment={**here, "torch": "2.1.0"})
+    assert len([d for d in out if "rerun to confirm" in d.message]) == 3
+
+
 def test_editing_an_experiment_is_one_stale_error_for_that_experiment(project: Project) -> None:
     edit(project.root / MODULE, '"""A count."""', '"""A count, edited."""')
     done = check(project)
