@@ -48,9 +48,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 # Everything: the compiler, the experiments, the tests' tools and the Node packages.
 setup: $(VENV)/.experiments $(VENV)/.dev node_modules/.package-lock.json
 
-# torch as well as the compiler: a build warns at each slide citing a stale result, and telling that needs
-# today's fingerprints of the experiments, which import torch (see "Two commands" in the README).
-decks: $(VENV)/.compiler $(VENV)/.torch node_modules/.package-lock.json
+# The compiler and the Node packages only: a build tells stale results from the experiments' source
+# (fingerprints read from the syntax tree), so it needs no torch (see "Two commands" in the README).
+decks: $(VENV)/.compiler node_modules/.package-lock.json
 	$(BIN)/slidegen build
 
 run: $(VENV)/.experiments

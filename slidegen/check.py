@@ -158,7 +158,7 @@ def check_decks(
         if fingerprints is not None:
             recorded = {**_run_versions(root, fingerprints), **{e: run.versions for e, run in results.runs.items()}}
             diagnostics += _check_stale(results, fingerprints, cited, _slide_finder(decks, root), environment,
-                                        recorded, strict_env)
+                                        recorded, strict_env, _changed_since_run(root))
         if not decks.errors:  # a deck that did not parse may cite anything
             diagnostics += _uncited(results, cited, library, verbose)
     return diagnostics
@@ -416,6 +416,30 @@ def _first_site(keys: Sequence[str], cited: Mapping[str, list[tuple[str, int]]],
     return ("first " if len(sites) > 1 else "") + f"cited by {path}:{line}" + (f", slide {number}" if number else "")
 
 
+def _changed_since_run(root: Path) -> Callable[[str], list[str]]:
+    """``experiment -> [path:name, ...]``: what it reaches today that its last run did not (by name and
+    text, so a definition that only moved is not listed); today's source is read once, when first asked."""
+    today: dict[str, dict[str, str]] = {}
+
+    def changed(experiment: str) -> list[str]:
+        record = RunRecord.read(run_path(root / RUNS_DIR, experiment))
+        if record is None or not record.files:
+            return []
+        if not today:
+            from slidegen.discover import fingerprints
+            from slidegen.project import Project
+
+            try:
+                today.update({exp_id: fp.files for exp_id, fp in fingerprints(Project(root)).items()})
+            except SlidegenError:
+                return []
+        then = {(name.split(":", 1)[-1], digest) for name, digest in record.files.items()}
+        return [name for name, digest in today.get(experiment, {}).items()
+                if (name.split(":", 1)[-1], digest) not in then]
+
+    return changed
+
+
 def _check_stale(
     results: Results,
     fingerprints: Fingerprints,
@@ -424,8 +448,11 @@ def _check_stale(
     environment: Mapping[str, str] | None = None,
     recorded: Mapping[str, Mapping[str, str]] | None = None,
     strict_env: bool = False,
+    changed: Callable[[str], list[str]] = lambda experiment: [],
 ) -> list[Diagnostic]:
     """Stale and orphaned results, once per experiment, at its first row; environment warnings likewise.
+
+    ``changed`` names what an experiment reaches that changed since its last run (said with a stale row).
 
     ``recorded`` maps an experiment to the versions its last run recorded (results.md's
     ``runs`` section wins over ``runs/<id>.json``); with ``environment`` (today's versions),
@@ -457,15 +484,20 @@ def _check_stale(
             shown = current[: len(was[0])]
             what = (f"stale result '{stale_keys[0]}'" if len(stale) == 1
                     else f"{len(stale)} stale results of {experiment} ('{stale_keys[0]}', ...)")
+            names = changed(experiment)
+            since = (f" ({', '.join(names[:3])}{f' and {len(names) - 3} more' if len(names) > 3 else ''} changed "
+                     "since it ran)") if names else ""
             out.append(Diagnostic(
                 RESULTS_PATH, stale[0][1].line, 1,
-                f"{what}: recorded by {experiment} {', '.join(was)}, whose fingerprint is now {shown}; "
+                f"{what}: recorded by {experiment} {', '.join(was)}, whose fingerprint is now {shown}{since}; "
                 f"run `slidegen run {experiment}` ({_first_site(stale_keys, cited, slide_of)})",
             ))
             continue
         if environment is None or versions is None:
             continue
-        differs = [name for name in RUN_COLUMNS[2:] if versions.get(name) and environment.get(name)
+        # a library not installed here ("none": building decks needs no torch) cannot confirm anything
+        differs = [name for name in RUN_COLUMNS[2:]
+                   if versions.get(name) and environment.get(name) not in (None, "", "none")
                    and _release(versions[name]) != _release(environment[name])]
         if differs:
             then = " / ".join(f"{_LABELS[n]} {versions.get(n) or '?'}" for n in RUN_COLUMNS[2:])

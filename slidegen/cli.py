@@ -394,13 +394,14 @@ class _progress:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .check import check_project
-    from .discover import discover, environment
+    from .discover import environment
     from .figures import FigureRenderer, figure_names
+    from .stale import current_fingerprints
 
     project = find_project()
     names = figure_names(project)
     diagnostics = check_project(
-        project.root, strict=args.strict, fingerprints=dict(discover(project)), figure_names=names,
+        project.root, strict=args.strict, fingerprints=current_fingerprints(project) or {}, figure_names=names,
         environment=environment(), strict_env=args.strict_env, verbose=args.verbose,
     )
     diagnostics += FigureRenderer(project).problems(names)

@@ -1,34 +1,36 @@
-"""Find a project's experiments and fingerprint them, importing only what changed.
+"""Find a project's experiments and fingerprint them from their source, importing nothing.
 
-An experiment's fingerprint hashes everything in the project's own files that decides
-its numbers: its own source (the chapter module without the *other* experiments'
-functions, so editing one experiment leaves its neighbours current), every module of
-the project's experiment packages (``model/``) it imports, transitively, or declares
-with ``uses=``, its config and its seeds. It is recorded in each measured row's source
-column (``run ch05.lr_sweep 9f3c2a1e``); a row whose fingerprint differs from today's is
-stale. The Python, NumPy and torch versions a run used (:func:`environment`) are recorded
-beside it (``results/runs/<id>.json`` and results.md's ``runs`` section), not hashed: a
-library upgrade makes ``slidegen check`` warn, not fail.
+An experiment's fingerprint (format 4) hashes what it reaches (:mod:`slidegen.reach`):
+its decorated function with its decorator call (config, seeds, quick), and every
+definition of the project's experiment packages (``model/``) that these name,
+transitively; each by its name and source text, not by its module, so moving a helper
+to another module, or deleting one of two identical copies, leaves it as it is, and
+editing anything an experiment reaches changes it. Non-Python files an experiment
+declares with ``uses=`` are hashed by content. The config and the seeds are values of
+code the fingerprint covers, so the same fingerprint means the same config; a run also
+records its config, and ``slidegen run`` reruns where today's differs at
+:data:`FLOAT_DIGITS` significant digits (a config read from outside the code).
 
-A fingerprint is the same on every machine: files are hashed by content under their
-path relative to the project root, and every float of the config is hashed at 12
-significant digits (:func:`stable`), so a ladder such as ``np.geomspace(1e-3, 1e2, 161)``,
-whose last bit differs between CPUs, hashes alike on all of them. The modules are those
-``[tool.slidegen]`` names (see :mod:`slidegen.project`); the registry is checked against
-:mod:`slidegen.contracts` as they are imported.
+The fingerprint is recorded in each measured row's source column (``run ch05.lr_sweep
+9f3c2a1e``); a row whose fingerprint differs from today's is stale. Telling that reads
+the syntax tree alone (:func:`fingerprints`), so ``slidegen build`` and ``check`` need
+neither torch nor the experiments' imports. The Python, NumPy and torch versions a run
+used (:func:`environment`) are recorded beside it, not hashed: a library upgrade makes
+``slidegen check`` warn, not fail. A fingerprint is the same on every machine: it hashes
+source text and files by content under their paths relative to the project root.
 
-Importing a chapter module may import torch (3 s), so what each module registers is
-cached in ``build/cache/experiments.json`` under a hash of the files it imports: an
-unchanged project is fingerprinted from the AST and that cache alone.
+Running needs the live experiments (:func:`discover` imports the chapter modules, 3 s
+with torch); what each module registers is cached in ``build/cache/experiments.json``
+under a hash of the files it imports. The modules are those ``[tool.slidegen]`` names
+(see :mod:`slidegen.project`); the registry is checked against :mod:`slidegen.contracts`
+as they are imported, and against what the source declares.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import enum
 import functools
-import hashlib
 import importlib.metadata
 import json
 import math
@@ -41,21 +43,15 @@ from typing import Any
 
 from . import contracts
 from .errors import SlidegenError
-from .loader import (
-    digest_bytes,
-    digest_files,
-    load_module,
-    local_dependencies,
-    module_file,
-    module_name,
-    project_imports,
-)
+from .loader import digest_bytes, digest_files, load_module, local_dependencies, module_name, project_imports
 from .project import Project
+from .reach import Found, Index, Resolver, digest_reach, find_experiments, reach_of
 
-#: 3: floats hashed at :data:`FLOAT_DIGITS` significant digits (format 2 hashed them in full).
-FINGERPRINT_FORMAT = 3
-#: Significant digits a config's floats are hashed at: far above any setting's precision,
-#: far below the last-bit differences of arithmetic between CPUs.
+#: 4: what the experiment reaches, from the syntax tree (format 3 hashed whole modules, its
+#: config and seeds, which needed importing the experiments).
+FINGERPRINT_FORMAT = 4
+#: Significant digits a config's floats are compared at (:func:`stable`): far above any
+#: setting's precision, far below the last-bit differences of arithmetic between CPUs.
 FLOAT_DIGITS = 12
 CACHE_FORMAT = 2
 
@@ -77,7 +73,7 @@ class ExperimentInfo:
     """The config in canonical JSON form (see :func:`canonical`)."""
     seeds: tuple[int, ...]
     files: dict[str, str]
-    """Every file the fingerprint covers: path -> content hash (the module: its own view)."""
+    """What the fingerprint covers, for people: ``path:name`` of each definition, or a declared file -> hash."""
     fingerprint: str
 
     @property
@@ -99,25 +95,61 @@ def experiment_modules(project: Project) -> list[Path]:
     return sorted(path for path in project.root.glob(project.layout.experiments) if path.is_file())
 
 
+@dataclass(frozen=True)
+class Fingerprint:
+    """An experiment as its source declares it, and today's fingerprint (no import)."""
+
+    found: Found
+    fingerprint: str
+    files: dict[str, str]
+    """What it covers, for people (see :attr:`ExperimentInfo.files`)."""
+    declared: tuple[str, ...]
+    """The non-Python files it declared with ``uses=``."""
+
+
+def fingerprints(project: Project) -> dict[str, Fingerprint]:
+    """Every experiment the source declares, by id, with today's fingerprint: from the syntax tree alone.
+
+    Raises :class:`SlidegenError` for a module that does not parse, an id that is not a string
+    literal, an experiment declared twice or a ``uses=`` naming nothing.
+    """
+    root = project.root.resolve()
+    index = Index(root, project.layout.experiment_packages)
+    resolver = Resolver(index)
+    found: dict[str, Found] = {}
+    for path in experiment_modules(project):
+        for exp in find_experiments(index, module_name(root, path.resolve()), project.layout.experiment_registry):
+            if exp.id in found:
+                other = found[exp.id]
+                message = f"experiment '{exp.id}' is registered twice: here and in {other.path}:{other.line}"
+                raise SlidegenError(exp.path, exp.line, 1, message)
+            found[exp.id] = exp
+    out = {}
+    for exp_id, exp in sorted(found.items()):
+        reach = reach_of(resolver, exp)
+        fingerprint = digest_reach(exp_id, reach, FINGERPRINT_FORMAT)
+        out[exp_id] = Fingerprint(exp, fingerprint, reach.covered(), tuple(reach.files))
+    return out
+
+
 def current_fingerprints(project: Project) -> dict[str, str]:
-    """Experiment id -> fingerprint of the code as it is now (for ``slidegen check``)."""
-    return {exp_id: info.fingerprint for exp_id, info in discover(project).items()}
+    """Experiment id -> fingerprint of the code as it is now (no import)."""
+    return {exp_id: fp.fingerprint for exp_id, fp in fingerprints(project).items()}
 
 
 def discover(project: Project) -> dict[str, ExperimentInfo]:
-    """Every experiment of ``project`` by id, in id order, with today's fingerprints."""
+    """Every experiment of ``project`` by id, in id order, live: its config and seeds come from importing
+    the chapter modules (or the cache); its fingerprint from :func:`fingerprints`."""
     root = project.root.resolve()
     layout = project.layout
     packages = layout.experiment_packages
     cache_path = project.build_dir / "cache" / "experiments.json"
     cache = _read_cache(cache_path)
     entries: dict[str, dict[str, Any]] = {}
-    deps: dict[str, set[Path]] = {}
     missed: list[Path] = []
     for path in (found.resolve() for found in experiment_modules(project)):
         rel = path.relative_to(root).as_posix()
-        deps[rel] = local_dependencies(root, [path], packages)
-        key = digest_bytes(json.dumps(digest_files(root, deps[rel])).encode())
+        key = digest_bytes(json.dumps(digest_files(root, local_dependencies(root, [path], packages))).encode())
         cached = cache.get(rel)
         if cached and cached.get("key") == key:
             entries[rel] = cached
@@ -132,6 +164,7 @@ def discover(project: Project) -> dict[str, ExperimentInfo]:
 
         text = json.dumps({"format": CACHE_FORMAT, "modules": entries}, indent=1, sort_keys=True)
         atomic_write(cache_path, text + "\n")
+    declared = fingerprints(project)
     infos: dict[str, ExperimentInfo] = {}
     for rel, entry in entries.items():
         for exp in entry["experiments"]:
@@ -139,56 +172,37 @@ def discover(project: Project) -> dict[str, ExperimentInfo]:
                 other = infos[exp["id"]]
                 message = f"experiment '{exp['id']}' is registered twice: here and in {other.path}:{other.line}"
                 raise SlidegenError(rel, exp["line"], 1, message)
-            functions = [e["function"] for e in entry["experiments"]]
-            infos[exp["id"]] = _info(root, rel, deps[rel], exp, functions, packages)
+            static = declared.get(exp["id"])
+            if static is None or static.found.function != exp["function"] or static.found.path != rel:
+                message = (f"experiment '{exp['id']}' is registered in a way slidegen cannot read without "
+                           "importing: decorate a top-level function with @experiment(\"ID\", ...), the id a "
+                           "string literal")
+                raise SlidegenError(rel, exp["line"], 1, message)
+            infos[exp["id"]] = ExperimentInfo(
+                id=exp["id"],
+                description=exp["description"],
+                module=module_name(root, root / rel),
+                path=rel,
+                function=exp["function"],
+                line=exp["line"],
+                config=exp["config"],
+                seeds=tuple(exp["seeds"]),
+                files=static.files,
+                fingerprint=static.fingerprint,
+            )
     return dict(sorted(infos.items()))
 
 
-def _info(
-    root: Path, rel: str, deps: set[Path], exp: dict[str, Any], functions: list[str], packages: tuple[str, ...]
-) -> ExperimentInfo:
-    module_path = root / rel
-    used = set(deps)
-    for use in exp["uses"]:
-        target = root / use if "/" in use else module_file(root, use)  # a path, or model.x
-        if target is None or not target.is_file():
-            message = f"experiment '{exp['id']}' uses '{use}', which names no file or project module"
-            raise SlidegenError(rel, exp["line"], 1, message)
-        used |= local_dependencies(root, [target], packages)
-    files = digest_files(root, used - {module_path.resolve()})
-    files[rel] = digest_bytes(_own_view(module_path, exp["function"], functions).encode())
-    files = dict(sorted(files.items()))
-    seeds = tuple(exp["seeds"])
-    return ExperimentInfo(
-        id=exp["id"],
-        description=exp["description"],
-        module=module_name(root, module_path),
-        path=rel,
-        function=exp["function"],
-        line=exp["line"],
-        config=exp["config"],
-        seeds=seeds,
-        files=files,
-        fingerprint=fingerprint(exp["id"], files, exp["config"], seeds),
-    )
-
-
-def fingerprint(exp_id: str, files: Mapping[str, str], config: Any, seeds: tuple[int, ...]) -> str:
-    """Eight hex digits of SHA-256 over everything an experiment's numbers depend on."""
-    payload: dict[str, Any] = {
-        "format": FINGERPRINT_FORMAT,
-        "id": exp_id,
-        "files": dict(files),
-        "config": stable(config),
-        "seeds": list(seeds),
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
+def same_config(recorded: Any, current: Any) -> bool:
+    """True when two canonical configs agree at :data:`FLOAT_DIGITS` significant digits (what a run
+    recorded against today's: a config may read something outside the code the fingerprint covers)."""
+    return bool(json.dumps(stable(recorded), sort_keys=True) == json.dumps(stable(current), sort_keys=True))
 
 
 def stable(data: Any) -> Any:
     """Canonical JSON ``data`` with every float at :data:`FLOAT_DIGITS` significant digits and every
-    subnormal (and -0.0) as 0.0; ints and the strings of non-finite floats as they are. What a
-    fingerprint hashes of a config."""
+    subnormal (and -0.0) as 0.0; ints and the strings of non-finite floats as they are. What
+    :func:`same_config` compares."""
     if isinstance(data, float):
         return 0.0 if abs(data) < sys.float_info.min else float(f"{data:.{FLOAT_DIGITS}g}")
     if isinstance(data, dict):
@@ -239,21 +253,6 @@ def canonical(obj: Any) -> Any:
     if hasattr(obj, "item") and getattr(obj, "ndim", None) == 0:  # NumPy or torch scalar
         return canonical(obj.item())
     return repr(obj)
-
-
-def _own_view(path: Path, function: str, functions: list[str]) -> str:
-    """The module's text without the other experiments' top-level functions (decorators included)."""
-    text = path.read_text(encoding="utf-8")
-    others = set(functions) - {function}
-    if not others:
-        return text
-    lines = text.splitlines(keepends=True)
-    drop: set[int] = set()
-    for node in ast.parse(text).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in others:
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            drop.update(range(start - 1, node.end_lineno or node.lineno))
-    return "".join(line for i, line in enumerate(lines) if i not in drop)
 
 
 def _import_modules(

@@ -7,7 +7,8 @@ so for the length of a ``with`` block and then restores ``sys.modules`` as it wa
 :func:`load_module` turns a module that fails to import into a located error.
 
 :func:`local_dependencies` follows ``import`` statements through the AST, without
-running anything, to list the project files a module uses (for fingerprints and caches).
+running anything, to list the project files a module uses (for the import cache of
+:mod:`slidegen.discover`).
 """
 
 from __future__ import annotations

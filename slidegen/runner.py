@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .discover import ExperimentInfo, discover, environment, library_versions
+from .discover import ExperimentInfo, discover, environment, library_versions, same_config
 from .errors import Diagnostic, SlidegenError, UsageError, display_path
 from .project import Project
 from .results import KEY_RE, RUN_COLUMNS, Result, Results, RunEnvironment
@@ -139,9 +139,10 @@ def select(infos: Mapping[str, ExperimentInfo], targets: Sequence[str]) -> list[
 
 
 def is_current(info: ExperimentInfo, store: Store, results: Results) -> bool:
-    """True when the last run has today's fingerprint and every row it measured carries it."""
+    """True when the last run has today's fingerprint and config (at 12 significant digits: see
+    :func:`~slidegen.discover.same_config`) and every row it measured carries the fingerprint."""
     record = store.record(info.id)
-    if record is None or not info.accepts(record.fingerprint):
+    if record is None or not info.accepts(record.fingerprint) or not same_config(record.config, info.config):
         return False
     sources = {f"run {info.id} {record.fingerprint}", f"run {info.id} {info.fingerprint}"}
     return all(key in results and results[key].source in sources for key in record.measurements)

@@ -1,11 +1,13 @@
 """Which results are stale today: measured rows whose experiment changed since it ran, or is gone.
 
 ``slidegen check`` reports them at results.md; a build reports each place a built deck cites
-one (:mod:`slidegen.bind`), so a presenter who only builds still learns. Fingerprinting the
-project (:func:`slidegen.discover.discover`) reads every experiment module's syntax tree, about
-2 s, so today's fingerprints are kept in ``build/cache/fingerprints.json`` under a digest of
-every file they can depend on: each Python file of the experiment packages, each other file
-an experiment's fingerprint covered, and ``pyproject.toml``. A build whose project code did
+one (:mod:`slidegen.bind`), so a presenter who only builds still learns. Today's fingerprints
+come from the syntax tree alone (:func:`slidegen.discover.fingerprints`): nothing is
+imported, so neither torch nor the experiments' other libraries are needed, and a cold
+``build/`` gives the same answer. Reading the experiment packages takes about half a second,
+so today's fingerprints are kept in ``build/cache/fingerprints.json`` under a digest of every
+file they can depend on: each Python file of the experiment packages, each other file an
+experiment declared with ``uses=``, and ``pyproject.toml``. A build whose project code did
 not change pays for hashing those files, a few milliseconds.
 """
 
@@ -54,11 +56,11 @@ def stale_keys(fingerprints: Mapping[str, str], sources: Mapping[str, str]) -> d
 
 def current_fingerprints(project: Project) -> dict[str, str] | None:
     """Experiment id -> today's fingerprint (from the cache when no file it covers changed); None for a
-    project without experiment modules (its results are taken as they are).
+    project without experiment modules (its results are taken as they are). Nothing is imported.
 
-    Raises :class:`SlidegenError` when the experiments cannot be imported (a missing library).
+    Raises :class:`SlidegenError` when the experiments' source cannot be read (a syntax error).
     """
-    from .discover import discover, experiment_modules
+    from .discover import experiment_modules, fingerprints
 
     if not experiment_modules(project):
         return None
@@ -66,20 +68,20 @@ def current_fingerprints(project: Project) -> dict[str, str] | None:
     cached = _read(path)
     extra = cached.get("extra")
     if isinstance(extra, list) and cached.get("key") == _key(project, [str(name) for name in extra]):
-        fingerprints = cached.get("fingerprints")
-        if isinstance(fingerprints, dict):
-            return {str(k): str(v) for k, v in fingerprints.items()}
-    infos = discover(project)
-    fingerprints = {exp_id: info.fingerprint for exp_id, info in infos.items()}
-    covered = sorted({name for info in infos.values() for name in info.files})
-    data = {"key": _key(project, covered), "extra": covered, "fingerprints": fingerprints}
+        kept = cached.get("fingerprints")
+        if isinstance(kept, dict):
+            return {str(k): str(v) for k, v in kept.items()}
+    declared = fingerprints(project)
+    today = {exp_id: fp.fingerprint for exp_id, fp in declared.items()}
+    covered = sorted({name for fp in declared.values() for name in fp.declared})
+    data = {"key": _key(project, covered), "extra": covered, "fingerprints": today}
     try:
         from .atomic import atomic_write
 
         atomic_write(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
     except OSError:  # a read-only build folder: fingerprinted again next time
         pass
-    return fingerprints
+    return today
 
 
 def fingerprints_or_problem(project: Project) -> tuple[dict[str, str] | None, Diagnostic | None]:
@@ -108,7 +110,9 @@ def _key(project: Project, covered: list[str]) -> str:
             files[name] = digest_bytes((root / name).read_bytes())
         except OSError:
             files[name] = "missing"
-    return digest_bytes(json.dumps({"format": FINGERPRINT_FORMAT, "files": files}, sort_keys=True).encode())
+    reader = digest_bytes(Path(__file__).with_name("reach.py").read_bytes())  # how the source is read
+    payload = {"format": FINGERPRINT_FORMAT, "reader": reader, "files": files}
+    return digest_bytes(json.dumps(payload, sort_keys=True).encode())
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from slidegen.check import check_project
-from slidegen.discover import discover, environment, fingerprint, library_versions
+from slidegen.discover import current_fingerprints, discover, environment, library_versions, same_config
 from slidegen.project import Project
 from slidegen.results import Result, Results
 from slidegen.runner import Store, is_current, run_experiments
@@ -104,13 +104,25 @@ def test_another_numpy_is_one_warning_per_experiment_and_an_error_with_strict_en
     assert is_current(discover(project)["ch99.alpha"], Store.of(project), Results.read(project.results_path))
 
 
+def test_a_library_not_installed_here_is_no_environment_warning(project: Project) -> None:
+    """Building decks needs no torch: a checker without it cannot rerun anything to confirm, so it says nothing."""
+    text = project.results_path.read_text(encoding="utf-8")
+    project.results_path.write_text(re.sub(r"\| [0-9][^ |]*\+?[a-z]* \|\n", "| 2.13.0+cpu |\n", text), encoding="utf-8")
+    here = {**environment(), "torch": "none"}
+    today = current_fingerprints(project)
+    out = check_project(project.root, fingerprints=today, environment=here)
+    assert [str(d) for d in out if "rerun to confirm" in d.message] == []
+    out = check_project(project.root, fingerprints=today, environment={**here, "torch": "2.1.0"})
+    assert len([d for d in out if "rerun to confirm" in d.message]) == 3
+
+
 def test_editing_an_experiment_is_one_stale_error_for_that_experiment(project: Project) -> None:
     edit(project.root / MODULE, '"""A count."""', '"""A count, edited."""')
     done = check(project)
     assert done.returncode == 1
     errors = [line for line in done.stderr.splitlines() if ": error: " in line]
     assert len(errors) == 1 and "stale result 'ch99.beta.total': recorded by ch99.beta" in errors[0], errors
-    assert "run `slidegen run ch99.beta`" in errors[0]
+    assert f"({MODULE}:beta changed since it ran); run `slidegen run ch99.beta`" in errors[0]
 
 
 def test_editing_shared_model_code_is_one_stale_error_per_experiment_with_its_key_count(project: Project) -> None:
@@ -136,31 +148,41 @@ def _nudged(data: object, toward: float) -> tuple[object, int]:
     return data, 0
 
 
-def test_a_float_one_ulp_away_leaves_every_fingerprint_as_it_is() -> None:
-    """Another CPU may compute a ladder (np.geomspace) a last bit apart: no registered experiment goes stale."""
+def test_a_float_one_ulp_away_is_the_same_config_for_every_experiment() -> None:
+    """Another CPU may compute a ladder (np.geomspace) a last bit apart: the fingerprint, read from the
+    source, cannot see it, and ``slidegen run``'s comparison of the recorded config lets it pass."""
     infos = discover(Project(REPO))
     floats = 0
     for info in infos.values():
         for toward in (math.inf, -math.inf):
             config, moved = _nudged(info.config, toward)
             assert config != info.config or moved == 0
-            assert fingerprint(info.id, info.files, config, info.seeds) == info.fingerprint, info.id
+            assert same_config(config, info.config), info.id
         floats += moved
     assert floats > 500  # the ladders of ch04.valley alone hold 523 floats
 
 
-def test_a_setting_that_changes_changes_the_fingerprint() -> None:
+def test_a_setting_that_changes_is_another_config_and_another_fingerprint(tmp_path: Path) -> None:
     info = discover(Project(REPO))["ch04.valley"]
     config = dict(info.config)
     config["adam_lrs"] = [config["adam_lrs"][0] * (1 + 1e-9), *config["adam_lrs"][1:]]
-    assert fingerprint(info.id, info.files, config, info.seeds) != info.fingerprint
-    assert fingerprint(info.id, info.files, info.config, info.seeds[:-1]) != info.fingerprint
+    assert not same_config(config, info.config)
+    assert not same_config({**info.config, "tol": info.config["tol"] * (1 + 1e-9)}, info.config)
+    for folder in ("model", "components"):  # components: a file ch01.browser declares
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    before = current_fingerprints(Project(tmp_path))
+    module = tmp_path / "model" / "experiments" / "ch05_lr.py"
+    edit(module, "\nSEEDS = (0, 1, 2)\n", "\nSEEDS = (0, 1)\n")  # one seed fewer: the code says so
+    after = current_fingerprints(Project(tmp_path))
+    changed = {exp_id for exp_id in before if before[exp_id] != after[exp_id]}
+    assert changed and all(exp_id.startswith("ch05.") for exp_id in changed), changed
 
 
 FINGERPRINTS = (
-    "import json, sys; from pathlib import Path; from slidegen.discover import discover; "
+    "import json, sys; from pathlib import Path; from slidegen.discover import current_fingerprints; "
     "from slidegen.project import Project; "
-    "print(json.dumps({k: v.fingerprint for k, v in discover(Project(Path(sys.argv[1]))).items()}))"
+    "print(json.dumps(current_fingerprints(Project(Path(sys.argv[1])))))"
 )
 
 
@@ -173,7 +195,7 @@ def _fingerprints_of(root: Path, cwd: Path, **env: str) -> dict[str, str]:
 
 def test_fingerprints_depend_on_no_locale_time_zone_folder_or_path(tmp_path: Path) -> None:
     """The project's fingerprints under LANG=C, in Tokyo, from another folder and from a copy at an odd path."""
-    here = {k: v.fingerprint for k, v in discover(Project(REPO)).items()}
+    here = current_fingerprints(Project(REPO))
     assert _fingerprints_of(REPO, REPO) == here
     assert _fingerprints_of(REPO, tmp_path, LANG="C", LC_ALL="C", TZ="Asia/Tokyo") == here
     copy = tmp_path / "a folder with späce" / "proj"
@@ -190,6 +212,7 @@ def test_the_results_on_main_are_current_under_this_format(tmp_path: Path) -> No
     if (REPO / "references.bib").is_file():
         shutil.copy(REPO / "references.bib", root / "references.bib")
     infos = discover(Project(REPO))
+    assert current_fingerprints(Project(REPO)) == {exp_id: info.fingerprint for exp_id, info in infos.items()}
     results = Results.read(root / "results" / "results.md")
     measured = [row for row in results.values() if row.experiment]
     assert measured

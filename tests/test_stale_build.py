@@ -113,11 +113,22 @@ def test_a_current_page_has_no_banner(project: Project, monkeypatch: pytest.Monk
     assert "slidegen-banner" not in served_page(project)
 
 
-def test_experiments_that_cannot_be_imported_are_one_warning_and_the_decks_build(project: Project) -> None:
+def test_a_library_the_experiments_import_is_not_needed_to_tell_a_stale_result(project: Project) -> None:
+    """Staleness is read from the source: a missing library (torch, here another) changes nothing."""
     path = project.root / MODULE
     path.write_text("import a_library_not_installed  # noqa\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    edit_beta(project)
+    done = build(project, "--force")
+    assert done.returncode == 0, done.stderr
+    assert "not checked for staleness" not in done.stderr
+    assert stale_lines(done.stderr) == [WARNING], done.stderr
+
+
+def test_experiments_whose_source_does_not_parse_are_one_warning_and_the_decks_build(project: Project) -> None:
+    path = project.root / MODULE
+    path.write_text(path.read_text(encoding="utf-8") + "\ndef broken(:\n", encoding="utf-8")
     done = build(project, "--force")
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if "not checked for staleness" in line]
-    assert len(lines) == 1 and "a_library_not_installed" in lines[0], done.stderr
+    assert len(lines) == 1 and "syntax error" in lines[0] and MODULE in lines[0], done.stderr
     assert (project.root / "build" / "html" / "99-fake.html").is_file()
