@@ -30,7 +30,7 @@ import torch
 from model.data import Batches, Corpus, book_path, load_corpus, load_text, val_windows
 from model.decoder import ModelConfig
 from model.experiments.ch02_data import MACBETH, SEEDS, best_rung, scene_starts, windows_crossing
-from model.experiments.common import exact, measured, progress
+from model.experiments.common import exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.optim import Optimizer, clip_
 from model.stacked import EVAL_CHUNK, StackedDecoder, init_stack
@@ -366,37 +366,42 @@ def docmask(ctx: RunContext) -> Outcome:
     for key in scores["mask"]:
         a_, b_, c_ = scores["nomask"][key], scores["mask"][key], scores["nomask_eval_mask"][key]
         m |= {
-            f"ch02.docmask.train_effect.{key}": measured(
-                b_ - c_, "nats", f"{key}: trained with the mask minus without, both evaluated with it (same seeds)", 2
+            f"ch02.docmask.train_effect.{key}": spread(
+                b_ - c_, "nats", f"{key}: trained with the mask minus without, both evaluated with it (same seeds)"
             ),
-            f"ch02.docmask.eval_effect.{key}": measured(
-                c_ - a_, "nats", f"{key}: the unmasked arm evaluated with the mask minus without", 2
+            f"ch02.docmask.eval_effect.{key}": spread(
+                c_ - a_, "nats", f"{key}: the unmasked arm evaluated with the mask minus without"
             ),
-            f"ch02.docmask.total_effect.{key}": measured(
-                b_ - a_, "nats", f"{key}: each arm evaluated as trained, mask minus no mask (same seeds)", 2
+            f"ch02.docmask.total_effect.{key}": spread(
+                b_ - a_, "nats", f"{key}: each arm evaluated as trained, mask minus no mask (same seeds)"
             ),
-            f"ch02.docmask.mask_drop.{key}": measured(
+            f"ch02.docmask.mask_drop.{key}": spread(
                 scores["mask_eval_nomask"][key] - b_, "nats",
-                f"{key}: the masked arm evaluated without the mask minus with it", 2,
+                f"{key}: the masked arm evaluated without the mask minus with it",
             ),
         }  # fmt: skip
     for key in scores["mask"]:
         for name in ("sep", "sep_mask"):
-            m[f"ch02.docmask.{name}_minus_mask.{key}"] = measured(
+            m[f"ch02.docmask.{name}_minus_mask.{key}"] = spread(
                 scores[name][key] - scores["mask"][key], "nats",
-                f"{key}: the {what[name]} arm minus the mask arm (same seeds)", 2,
+                f"{key}: the {what[name]} arm minus the mask arm (same seeds)",
             )  # fmt: skip
-        m[f"ch02.docmask.sep_minus_nomask.{key}"] = measured(
+        m[f"ch02.docmask.sep_minus_nomask.{key}"] = spread(
             scores["sep"][key] - scores["nomask"][key], "nats",
-            f"{key}: the separator arm (no mask) minus the no-mask arm (same seeds)", 2,
+            f"{key}: the separator arm (no mask) minus the no-mask arm (same seeds)",
         )  # fmt: skip
     val = {arm: np.array([r.val_loss_final for r in chosen[arm]]) for arm in ARMS}
     crossing = windows_crossing([s for s in starts if 0 < s < n_train], n_train, T)
     m |= {
-        "ch02.docmask.val_diff": measured(val["mask"] - val["nomask"], "nats",
-                                          "validation loss, mask arm minus no-mask arm (same seeds)", 2),
-        "ch02.docmask.sep_val_diff": measured(val["sep"] - val["nomask"], "nats",
-                                              "validation loss, separator arm minus no-mask arm (same seeds)", 2),
+        "ch02.docmask.val_diff": spread(val["mask"] - val["nomask"], "nats",
+                                        "validation loss, mask arm minus no-mask arm (same seeds)"),
+        "ch02.docmask.sep_val_diff": spread(val["sep"] - val["nomask"], "nats",
+                                            "validation loss, separator arm minus no-mask arm (same seeds)"),
+        # the sd alone, for differences whose mean is smaller than it (a slide then says "within its spread")
+        "ch02.docmask.val_diff_sd": exact(float(np.std(val["mask"] - val["nomask"], ddof=1)), "nats",
+                                          "sd over seeds of the validation loss, mask minus no mask", 1),
+        "ch02.docmask.far_diff_sd": exact(float(np.std(scores["mask"]["far"] - scores["nomask"]["far"], ddof=1)),
+                                          "nats", "sd over seeds of the far loss, mask minus no mask", 1),
         "ch02.docmask.sep_token": exact(sep, "", "id of the separator token (one more than the vocabulary)"),
         "ch02.docmask.sep_count": exact(len(sep_train_starts) - 1, "separators",
                                         "separators in the separator arms' training text"),
