@@ -31,8 +31,9 @@ class DupSweep:
     length: int = 128  # the passage: this many characters of the training text ...
     at: float = 1 / 3  # ... starting this far into it (ch02.duplicates' short passage)
     copies: tuple[int, ...] = (200, 1000, 5000)
-    lrs: tuple[float, ...] = (6e-3, 2e-2, 6e-2)
+    lrs: tuple[float, ...] = (6e-3, 2e-2, 6e-2)  # at the default width
     widths: tuple[int, ...] = (16, 64)
+    wide_lrs: tuple[float, ...] = (6e-3,)  # at the larger width: one rate (about 4x the time per step)
     fresh_copies: int = 200  # the fresh arm adds as many characters as this many copies do
     new: int = 64  # characters generated after each prompt
     train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=500))  # the default run's steps
@@ -59,7 +60,7 @@ def recital(
     return np.array(recalls), np.array(whole), len(offsets)
 
 
-QUICK = {"train.steps": 20, "train.eval_every": 10, "copies": (200,), "lrs": (2e-2,), "widths": (16,)}
+QUICK = {"train.steps": 20, "train.eval_every": 10, "copies": (200,), "lrs": (2e-2,), "widths": (16, 64)}
 
 
 @experiment("ch02.dupsweep", config=DupSweep(), seeds=SEEDS, quick=QUICK)
@@ -93,10 +94,11 @@ def dupsweep(ctx: RunContext) -> Outcome:
     for k, (width, name) in enumerate(settings):
         model = ModelConfig(d_model=width)
         arm = Corpus(text=corpus.text, vocab=corpus.vocab, train=texts[name], val=corpus.val)
-        ladder = [replace(cfg.train, lr=lr, seed=s) for lr in cfg.lrs for s in ctx.seeds]
+        lrs = cfg.lrs if width == cfg.widths[0] else cfg.wide_lrs
+        ladder = [replace(cfg.train, lr=lr, seed=s) for lr in lrs for s in ctx.seeds]
         runs = train_many(model, ladder, arm, workers=1,
                           on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings)))  # fmt: skip
-        for i, lr in enumerate(cfg.lrs):
+        for i, lr in enumerate(lrs):
             part = runs[i * S : (i + 1) * S]
             val = np.array([r.val_loss_final for r in part])
             rec, whole, prompts = recital(model, part, corpus.vocab, corpus.train, start, cfg.length, cfg.new)
@@ -118,23 +120,24 @@ def dupsweep(ctx: RunContext) -> Outcome:
     m["ch02.dupsweep.prompts"] = exact(prompts, "prompts", "prompts from inside the passage")
     m["ch02.dupsweep.max_recall"] = exact(best_recall, "characters",
                                           "largest mean recital of any seed in any repeated setting", 3)  # fmt: skip
+    m["ch02.dupsweep.wide_lr"] = exact(cfg.wide_lrs[0], "", "the larger width's (first) rate", 1)
     m["ch02.dupsweep.max_whole"] = exact(best_whole, "", "largest share of prompts recited whole, any seed, setting", 2)
     for width in cfg.widths:
         for c in cfg.copies:
             # the setting's rate with the highest mean recital: where memorisation shows most
-            i = int(np.argmax([recall_of[(width, f"x{c}", i)][1].mean() for i in range(len(cfg.lrs))]))
+            lrs = cfg.lrs if width == cfg.widths[0] else cfg.wide_lrs
+            i = int(np.argmax([recall_of[(width, f"x{c}", i)][1].mean() for i in range(len(lrs))]))
             _, rec, whole = recall_of[(width, f"x{c}", i)]
             tag = f"ch02.dupsweep.d{width}.x{c}.most"
             m |= {
-                f"{tag}.lr": exact(cfg.lrs[i], "", f"rate with the most recital, d_model {width}, {c} copies", 1),
+                f"{tag}.lr": exact(lrs[i], "", f"rate with the most recital, d_model {width}, {c} copies", 1),
                 f"{tag}.recall": measured(rec, "characters", f"recital at that rate, d_model {width}, {c} copies", 2),
                 f"{tag}.whole": measured(whole, "", f"whole recitals at that rate, d_model {width}, {c} copies", 2),
             }
-    series = {
-        "lrs": list(cfg.lrs), "copies": list(cfg.copies), "widths": list(cfg.widths),
-        # (widths, copies, rates, seeds)
-        "recall": np.array([[[recall_of[(w, f"x{c}", i)][1] for i in range(len(cfg.lrs))] for c in cfg.copies]
-                            for w in cfg.widths]),
-        "clean_recall": np.array([[recall_of[(w, "clean", i)][1] for i in range(len(cfg.lrs))] for w in cfg.widths]),
-    }  # fmt: skip
+    series = {"lrs": list(cfg.lrs), "wide_lrs": list(cfg.wide_lrs), "copies": list(cfg.copies),
+              "widths": list(cfg.widths)}  # fmt: skip
+    for w in cfg.widths:
+        n_lrs = len(cfg.lrs if w == cfg.widths[0] else cfg.wide_lrs)
+        series[f"d{w}.recall"] = np.array([[recall_of[(w, f"x{c}", i)][1] for i in range(n_lrs)] for c in cfg.copies])
+        series[f"d{w}.whole"] = np.array([[recall_of[(w, f"x{c}", i)][2] for i in range(n_lrs)] for c in cfg.copies])
     return Outcome(measurements=m, series=series)
