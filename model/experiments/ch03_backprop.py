@@ -298,8 +298,9 @@ def ops(ctx: RunContext) -> Outcome:
 @dataclass(frozen=True)
 class Residual:
     depths: tuple[int, ...] = (2, 4, 8)
-    lrs: tuple[float, ...] = (2e-4, 6e-4, 2e-3, 6e-3, 2e-2, 6e-2)  # every arm's own ladder, about 3x apart
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=1000, eval_every=100))
+    lrs: tuple[float, ...] = (2e-3, 6e-3, 2e-2, 6e-2)  # with residuals: each arm's ladder, about 3x apart
+    nores_lrs: tuple[float, ...] = (6e-4, 2e-3, 6e-3, 2e-2, 6e-2, 2e-1)  # without: wider, to find one that learns
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=600, eval_every=100))
     windows: int = 64  # validation windows the gradient norms are measured on
     margin: float = 0.1  # an arm learned if every seed ends this far below the unigram model's loss
 
@@ -364,8 +365,10 @@ def _profiles(model_cfg: ModelConfig, seeds, states, x, y) -> dict[str, np.ndarr
     return {k: np.array(v) for k, v in out.items()}
 
 
-@experiment("ch03.residual", config=Residual(), seeds=SEEDS,
-            quick={"train.steps": 10, "train.eval_every": 5, "depths": (2,), "lrs": (2e-3, 2e-2)})  # fmt: skip
+RESIDUAL_QUICK = {"train.steps": 10, "train.eval_every": 5, "depths": (2,), "lrs": (2e-3,), "nores_lrs": (2e-3, 2e-2)}
+
+
+@experiment("ch03.residual", config=Residual(), seeds=SEEDS, quick=RESIDUAL_QUICK)
 def residual(ctx: RunContext) -> Outcome:
     """The residual highway: per-layer gradient norm, the same times the input's norm (scale-free),
     and weight-gradient over weight norm, at depths 2 to 8, pre-LN, with and without the residual
@@ -378,23 +381,28 @@ def residual(ctx: RunContext) -> Outcome:
     unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=ModelConfig().vocab)
     m: dict[str, Measurement] = {
         "ch03.residual.steps": exact(cfg.train.steps, "steps", "training steps of every run"),
-        "ch03.residual.lr_low": exact(min(cfg.lrs), "", "lowest rate of every arm's ladder", 1),
-        "ch03.residual.lr_high": exact(max(cfg.lrs), "", "highest rate of every arm's ladder", 1),
-        "ch03.residual.rates": exact(len(cfg.lrs), "rates", "learning rates each arm is trained at"),
+        "ch03.residual.lr_low": exact(min(cfg.lrs), "", "lowest rate of the ladder with residuals", 1),
+        "ch03.residual.lr_high": exact(max(cfg.lrs), "", "highest rate of the ladder with residuals", 1),
+        "ch03.residual.rates": exact(len(cfg.lrs), "rates", "learning rates each arm with residuals is trained at"),
+        "ch03.residual.nores_lr_low": exact(min(cfg.nores_lrs), "", "lowest rate of the ladder without", 1),
+        "ch03.residual.nores_lr_high": exact(max(cfg.nores_lrs), "", "highest rate of the ladder without", 1),
+        "ch03.residual.nores_rates": exact(len(cfg.nores_lrs), "rates", "learning rates each arm without is trained at"),
         "ch03.residual.windows": exact(cfg.windows, "windows", "validation windows the gradient norms use"),
         "ch03.residual.unigram": exact(unigram, "nats", "validation loss of the unigram model (training counts)", 3),
         "ch03.residual.margin": exact(cfg.margin, "nats", "an arm learned if every seed ends this far below it", 1),
     }
-    series: dict = {"depths": list(cfg.depths), "seeds": list(ctx.seeds), "lrs": list(cfg.lrs)}
+    series: dict = {"depths": list(cfg.depths), "seeds": list(ctx.seeds), "lrs": list(cfg.lrs),
+                    "nores_lrs": list(cfg.nores_lrs)}  # fmt: skip
     settings = [(d, r) for d in cfg.depths for r in (True, False)]
     S = len(ctx.seeds)
     collapsed = 0
     for k, (depth, res) in enumerate(settings):
         model_cfg = ModelConfig(n_layers=depth, residual=res)
-        ladder = [replace(cfg.train, lr=lr, seed=s) for lr in cfg.lrs for s in ctx.seeds]
+        lrs = cfg.lrs if res else cfg.nores_lrs
+        ladder = [replace(cfg.train, lr=lr, seed=s) for lr in lrs for s in ctx.seeds]
         runs = train_many(model_cfg, ladder, corpus, workers=1,
                           on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings)))  # fmt: skip
-        finals = np.array([r.val_loss_final for r in runs]).reshape(len(cfg.lrs), S)
+        finals = np.array([r.val_loss_final for r in runs]).reshape(len(lrs), S)
         means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
         b = int(np.argmin(means))
         best = runs[b * S : (b + 1) * S]
@@ -404,8 +412,8 @@ def residual(ctx: RunContext) -> Outcome:
         what = f"depth {depth}, {'with' if res else 'without'} residuals"
         series[f"{tag}.sweep"] = finals
         m |= {
-            f"ch03.residual.{tag}.lr": exact(cfg.lrs[b], "", f"{what}: best learning rate of its ladder", 1),
-            f"ch03.residual.{tag}.edge": exact(int(b in (0, len(cfg.lrs) - 1)), "",
+            f"ch03.residual.{tag}.lr": exact(lrs[b], "", f"{what}: best learning rate of its ladder", 1),
+            f"ch03.residual.{tag}.edge": exact(int(b in (0, len(lrs) - 1)), "",
                                                f"{what}: 1 if the best rate is at the ladder's edge"),
             f"ch03.residual.{tag}.val_loss": measured(finals[b], "nats", f"{what}: validation loss at its best rate"),
             f"ch03.residual.{tag}.learned": exact(int(learned), "", f"{what}: 1 if it learned (below the unigram "
