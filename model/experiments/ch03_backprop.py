@@ -386,7 +386,7 @@ def residual(ctx: RunContext) -> Outcome:
         "ch03.residual.rates": exact(len(cfg.lrs), "rates", "learning rates each arm with residuals is trained at"),
         "ch03.residual.nores_lr_low": exact(min(cfg.nores_lrs), "", "lowest rate of the ladder without", 1),
         "ch03.residual.nores_lr_high": exact(max(cfg.nores_lrs), "", "highest rate of the ladder without", 1),
-        "ch03.residual.nores_rates": exact(len(cfg.nores_lrs), "rates", "learning rates each arm without is trained at"),
+        "ch03.residual.nores_rates": exact(len(cfg.nores_lrs), "rates", "rates each arm without is trained at"),
         "ch03.residual.windows": exact(cfg.windows, "windows", "validation windows the gradient norms use"),
         "ch03.residual.unigram": exact(unigram, "nats", "validation loss of the unigram model (training counts)", 3),
         "ch03.residual.margin": exact(cfg.margin, "nats", "an arm learned if every seed ends this far below it", 1),
