@@ -362,7 +362,7 @@ def docmask(ctx: RunContext) -> Outcome:
     for name, per in scores.items():
         for key, v in per.items():
             where = "far from a boundary" if key == "far" else f"a scene's first {key[5:]} characters"
-            m[f"ch02.docmask.{name}.{key}"] = measured(v, "nats", f"Macbeth, {where}; trained with {what[name]}")
+            m[f"ch02.docmask.{name}.{key}"] = spread(v, "nats", f"Macbeth, {where}; trained with {what[name]}")
     for key in scores["mask"]:
         a_, b_, c_ = scores["nomask"][key], scores["mask"][key], scores["nomask_eval_mask"][key]
         m |= {
