@@ -72,7 +72,7 @@ def residual(runs):
         for tag, label, colour, style in (("res", "with residuals", 0, "-"), ("nores", "without", 1, "--")):
             for when, marker, fill in (("init", "o", "none"), ("trained", "s", "full")):
                 name = f"L{depth}.{tag}.{when}.{key}"
-                if name not in run:  # an arm that collapsed has no trained profile
+                if name not in set(run):  # an arm that collapsed has no trained profile
                     continue
                 moment = "at init" if when == "init" else "trained"
                 ax.semilogy(layers, _geo(np.asarray(run[name])), color=theme.PALETTE[colour], linestyle=style,
@@ -80,7 +80,7 @@ def residual(runs):
         ax.set_xlabel("layer (1 = nearest the embedding)")
         ax.set_ylabel(ylabel)
         ax.set_xticks(layers)
-    axes[0].legend(loc="best", fontsize=13)
+    axes[1].legend(loc="center", fontsize=13)  # the scale-free panel has room between its lines
     return fig
 
 
