@@ -45,25 +45,32 @@ def freq(runs):
     return fig
 
 
-@figure("ch02.context", runs=("ch02.windows",))
+@figure("ch02.context", runs=("ch02.windows", "ch02.matched"))
 def context(runs):
-    """Validation loss and wall time per step against context length, each length at its best learning rate."""
-    run = runs["ch02.windows"]
+    """Validation loss against context length, each length at its best learning rate: at batch 32
+    (so characters per step grow with the context) and at 2,048 characters per step (batch 256 to
+    32); and wall time per step at batch 32."""
+    run, matched = runs["ch02.windows"], runs["ch02.matched"]
     ctx, val, ms = run["context"], run["val_loss"], run["ms_per_step"]
-    final = val[:, :, -1]  # (contexts, seeds)
     fig, (left, right) = new_figure(1, 2, height=3.8)
-    left.errorbar(ctx, final.mean(axis=1), yerr=final.std(axis=1, ddof=1), color=theme.PALETTE[0], marker="o",
-                  capsize=5, linestyle="-")  # fmt: skip
+    for k, (c, v, label) in enumerate((
+        (ctx, val[:, :, -1], "batch 32"),
+        (matched["context"], matched["val_loss"][:, :, -1],
+         f"{int(matched['context'][0] * matched['batch'][0]):,} characters per step"),
+    )):  # fmt: skip
+        left.errorbar(c, v.mean(axis=1), yerr=v.std(axis=1, ddof=1), color=theme.PALETTE[k], marker=MARKERS[k],
+                      capsize=5, linestyle=STYLES[k], label=label)  # fmt: skip
     left.set_xscale("log", base=2)
     left.set_xticks(ctx, [str(int(c)) for c in ctx])
     left.set_xlabel("context (characters)")
     left.set_ylabel("validation loss (nats)")
-    right.plot(ctx, ms, color=theme.PALETTE[1], marker="s", linestyle="--")
+    left.legend(loc="upper right", fontsize=14)
+    right.plot(ctx, ms, color=theme.PALETTE[2], marker="^", linestyle="-.")
     right.set_xscale("log", base=2)
     right.set_xticks(ctx, [str(int(c)) for c in ctx])
     right.set_ylim(0, None)
     right.set_xlabel("context (characters)")
-    right.set_ylabel("ms per step and run")
+    right.set_ylabel("ms per step and run, batch 32")
     return fig
 
 
@@ -200,31 +207,31 @@ def data_size(runs):
     return fig
 
 
-DOCMASK_EVALS = (  # the order of ch02.docmask's "scores": (label, hatch)
-    ("trained and evaluated without the mask", ""),
-    ("trained and evaluated with the mask", "//"),
-    ("trained without, evaluated with the mask", ".."),
-    ("trained with, evaluated without the mask", "xx"),
+DOCMASK_EVALS = (  # (index in ch02.docmask's "scores", label, hatch): each arm evaluated as trained
+    (0, "no mask", ""),
+    (1, "mask", "//"),
+    (4, "separator, no mask", ".."),
+    (5, "separator and mask", "xx"),
 )
 
 
 @figure("ch02.docmask", runs=("ch02.docmask",))
 def docmask(runs):
-    """Macbeth's loss on a scene's first 4 and 8 characters and far from any boundary, for
-    the arm trained without the mask and the arm trained with it, each evaluated as trained
-    and the other way (mean of three seeds, bars: their sd)."""
+    """Macbeth's loss on a scene's first 4 and 8 characters and far from any boundary, for the
+    four arms (no mask, mask, a separator token before each scene without and with the mask),
+    each evaluated as trained (mean of three seeds, bars: their sd)."""
     run = runs["ch02.docmask"]
     scores = run["scores"]  # (evaluations, scores, seeds)
     names = [f"first {int(k)}\ncharacters" for k in run["first"]] + ["far from\na boundary"]
     fig, ax = new_figure(width=7.2, height=6.4)
     width = 0.2
     x = np.arange(len(names))
-    for e, (label, hatch) in enumerate(DOCMASK_EVALS):
-        v = scores[e]
+    for e, (index, label, hatch) in enumerate(DOCMASK_EVALS):
+        v = scores[index]
         ax.bar(x + (e - 1.5) * width, v.mean(axis=1), width, yerr=v.std(axis=1, ddof=1), label=label,
                color=theme.PALETTE[e], hatch=hatch, edgecolor=theme.BACKGROUND, capsize=4)  # fmt: skip
     ax.set_xticks(x, names)
     ax.set_ylabel("loss on Macbeth (nats)")
     ax.grid(axis="x", visible=False)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=1, fontsize=16)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2, fontsize=16)
     return fig

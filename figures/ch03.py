@@ -60,22 +60,31 @@ def fd_v(runs):
 
 @figure("ch03.residual", runs=("ch03.residual",))
 def residual(runs):
-    """Gradient norm at each layer's input of the 8-layer pre-LN Decoder, with and without
-    residual connections, at initialisation and after the short run (geometric mean of the seeds)."""
+    """Per layer of the 8-layer pre-LN Decoder, with and without residual connections: the gradient
+    norm at the layer's input, and the same times the input's norm (scale-free); at initialisation,
+    and after training for the arms that learned (geometric mean of the seeds)."""
     run = runs["ch03.residual"]
     depth = int(max(run["depths"]))
     layers = np.arange(1, depth + 1)
-    fig, ax = new_figure()
-    for tag, label, colour, style in (("res", "with residuals", 0, "-"), ("nores", "without residuals", 1, "--")):
-        for when, marker, fill in (("init", "o", "none"), ("trained", "s", "full")):
-            norms = np.asarray(run[f"L{depth}.{tag}.{when}"])
-            moment = "at initialisation" if when == "init" else "after the short run"
-            ax.semilogy(layers, _geo(norms), color=theme.PALETTE[colour], linestyle=style, marker=marker,
-                        fillstyle=fill, markersize=9, label=f"{label}, {moment}")  # fmt: skip
-    ax.set_xlabel(f"layer (1 = first of {depth}, nearest the embedding)")
-    ax.set_ylabel("gradient norm at the layer's input")
-    ax.set_xticks(layers)
-    ax.legend(loc="best", fontsize=14)
+    from matplotlib.ticker import NullFormatter
+
+    fig, axes = new_figure(1, 2)  # fills its box
+    for ax, key, ylabel in ((axes[0], "grad", "‖∂L/∂x‖, raw"),
+                            (axes[1], "scaled", "‖∂L/∂x‖ · ‖x‖, scale-free")):  # fmt: skip
+        for tag, label, colour, style in (("res", "with residuals", 0, "-"), ("nores", "without", 1, "--")):
+            for when, marker, fill in (("init", "o", "none"), ("trained", "s", "full")):
+                name = f"L{depth}.{tag}.{when}.{key}"
+                if name not in set(run):  # an arm that collapsed has no trained profile
+                    continue
+                moment = "at init" if when == "init" else "trained"
+                ax.semilogy(layers, _geo(np.asarray(run[name])), color=theme.PALETTE[colour], linestyle=style,
+                            marker=marker, fillstyle=fill, markersize=8, label=f"{label}, {moment}")  # fmt: skip
+        ax.set_xlabel("layer (1: nearest the embedding)")
+        ax.set_ylabel(ylabel)
+        ax.set_xticks(layers)
+        ax.yaxis.set_minor_formatter(NullFormatter())  # decade labels only: less than a decade shows minor ones
+    axes[1].set_yticks([0.2, 0.5, 1, 2, 5], ["0.2", "0.5", "1", "2", "5"])  # under two decades: name the values
+    axes[1].legend(loc="center", fontsize=13)  # the scale-free panel has room between its lines
     return fig
 
 

@@ -30,13 +30,13 @@ import torch
 from model.data import Batches, Corpus, book_path, load_corpus, load_text, val_windows
 from model.decoder import ModelConfig
 from model.experiments.ch02_data import MACBETH, SEEDS, best_rung, scene_starts, windows_crossing
-from model.experiments.common import exact, measured, progress
+from model.experiments.common import exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.optim import Optimizer, clip_
 from model.stacked import EVAL_CHUNK, StackedDecoder, init_stack
 from model.train import CURVES, TrainConfig, TrainResult, config_dict, lr_at
 
-ARMS = ("nomask", "mask")  # trained without the document mask, with it
+ARMS = ("nomask", "mask", "sep", "sep_mask")  # no mask, mask; a separator before each scene, without and with it
 
 
 # --------------------------------------------------------------------------- documents and windows (tested)
@@ -81,21 +81,38 @@ class Scored:
     keep: torch.Tensor
 
 
-def after_boundary(ids: torch.Tensor, docs: torch.Tensor, starts: list[int], context: int, k: int) -> Scored:
-    """The predictions made from a scene's first k characters (inputs s .. s + k - 1, targets
-    s + 1 .. s + k, for each scene start s > 0), in every window where they follow part of the
-    previous scene: the window starts j = 1 .. context - k characters before s."""
+def after_boundary(
+    ids: torch.Tensor, docs: torch.Tensor, starts: list[int], context: int, k: int, skip: int = 0
+) -> Scored:
+    """The predictions made from a scene's first k characters (inputs s + skip .. s + skip + k - 1,
+    targets the k characters after them, for each scene start s > 0), in every window where they
+    follow part of the previous scene: the window starts j = 1 .. context - k - 1 characters before s.
+    skip = 1 when each scene opens with a separator at s: the same characters are then scored, the
+    separator before them, with as many of the previous scene's characters in the window."""
     rows, keep = [], []
+    pos = torch.arange(context)
     for s in starts:
-        for j in range(1, context - k + 1):
+        for j in range(1, context - k):
             w = s - j
             if s > 0 and w >= 0 and w + context + 1 <= len(ids):
                 rows.append(w)
-                keep.append((torch.arange(context) >= j) & (torch.arange(context) < j + k))
+                keep.append((pos >= j + skip) & (pos < j + skip + k))
     if not rows:
         raise ValueError("no scene start leaves room for a window around it")
     at = torch.tensor(rows)[:, None] + torch.arange(context)  # (n, T): input positions
     return Scored(ids[at], ids[at + 1], docs[at], torch.stack(keep))
+
+
+def with_separators(ids: torch.Tensor, starts: list[int], sep: int) -> tuple[torch.Tensor, list[int]]:
+    """ids with the token `sep` before each scene start s > 0, and the new starts: each scene
+    now starts at its separator (the first still at 0)."""
+    pieces, new_starts, prev = [], [0], 0
+    for i, s in enumerate(x for x in starts if x > 0):
+        pieces += [ids[prev:s], torch.tensor([sep], dtype=ids.dtype)]
+        new_starts.append(s + i)  # i separators before it
+        prev = s
+    pieces.append(ids[prev:])
+    return torch.cat(pieces), new_starts
 
 
 def far_from_boundary(ids: torch.Tensor, docs: torch.Tensor, starts: list[int], context: int) -> Scored:
@@ -253,7 +270,11 @@ EVALS = {  # name -> (arm trained, mask at evaluation)
     "mask": ("mask", True),
     "nomask_eval_mask": ("nomask", True),
     "mask_eval_nomask": ("mask", False),
+    "sep": ("sep", False),
+    "sep_mask": ("sep_mask", True),
 }
+SEPARATED = {"sep", "sep_mask"}  # arms trained and scored on the text with separators
+MASKED = {"mask", "sep_mask"}  # arms trained with the document mask
 
 
 @experiment("ch02.docmask", config=DocMask(), seeds=SEEDS, quick={"train.steps": 20, "train.eval_every": 10})
@@ -281,6 +302,19 @@ def docmask(ctx: RunContext) -> Outcome:
     mac_docs = doc_ids(mac_starts, len(mac))
     near = {k: after_boundary(mac, mac_docs, mac_starts, T, k) for k in cfg.first}
     far = far_from_boundary(mac, mac_docs, mac_starts, T)
+    # the separator arms: one more token (id = vocabulary size) before every scene, in training and scoring
+    sep = corpus.vocab.size
+    sep_model = replace(model, vocab=sep + 1)
+    sep_train, sep_train_starts = with_separators(corpus.train, [s for s in starts if s < n_train], sep)
+    sep_corpus = Corpus(text=corpus.text, vocab=corpus.vocab, train=sep_train, val=corpus.val)
+    sep_train_docs = doc_ids(sep_train_starts, len(sep_train))
+    mac_sep, mac_sep_starts = with_separators(mac, mac_starts, sep)
+    mac_sep_docs = doc_ids(mac_sep_starts, len(mac_sep))
+    near_sep = {k: after_boundary(mac_sep, mac_sep_docs, mac_sep_starts, T, k, skip=1) for k in cfg.first}
+    far_sep = far_from_boundary(mac_sep, mac_sep_docs, mac_sep_starts, T)
+    for k in cfg.first:  # the separator arms score the same targets after as many previous-scene characters
+        if not torch.equal(near_sep[k].y[near_sep[k].keep], near[k].y[near[k].keep]):
+            raise AssertionError("the separator arms would score other characters than the plain arms")
 
     results: dict[str, list[TrainResult]] = {}
     chosen: dict[str, list[TrainResult]] = {}
@@ -289,10 +323,12 @@ def docmask(ctx: RunContext) -> Outcome:
     S = len(ctx.seeds)
     for a, arm in enumerate(ARMS):
         hook = progress(ctx, cfg.train, a / len(ARMS), 1 / len(ARMS))
-        if arm == "mask":
-            results[arm] = train_packed(model, ladder, corpus, train_docs, val_docs, on_eval=hook)
+        arm_model, arm_corpus, arm_docs = (sep_model, sep_corpus, sep_train_docs) if arm in SEPARATED else (
+            model, corpus, train_docs)  # fmt: skip
+        if arm in MASKED:
+            results[arm] = train_packed(arm_model, ladder, arm_corpus, arm_docs, val_docs, on_eval=hook)
         else:
-            results[arm] = train_packed(model, ladder, corpus, None, on_eval=hook)
+            results[arm] = train_packed(arm_model, ladder, arm_corpus, None, on_eval=hook)
         finals = np.array([r.val_loss_final for r in results[arm]]).reshape(len(cfg.lrs), S)
         b = best_rung(finals)
         chosen[arm] = results[arm][b * S : (b + 1) * S]
@@ -308,9 +344,11 @@ def docmask(ctx: RunContext) -> Outcome:
             )
     scores: dict[str, dict[str, np.ndarray]] = {}
     for name, (arm, with_mask) in EVALS.items():
-        net = _stack_of(model, chosen[arm])
+        separated = arm in SEPARATED
+        net = _stack_of(sep_model if separated else model, chosen[arm])
         scores[name] = {}
-        for key, sc in [*((f"first{k}", near[k]) for k in cfg.first), ("far", far)]:
+        near_, far_ = (near_sep, far_sep) if separated else (near, far)
+        for key, sc in [*((f"first{k}", near_[k]) for k in cfg.first), ("far", far_)]:
             lt = token_losses(net, sc.x, sc.y, sc.doc if with_mask else None)
             scores[name][key] = _mean_kept(lt, sc.keep)
     for as_trained, other in (("nomask", "nomask_eval_mask"), ("mask", "mask_eval_nomask")):
@@ -318,33 +356,55 @@ def docmask(ctx: RunContext) -> Outcome:
             raise AssertionError("the mask changed a prediction far from any boundary")
     what = {"nomask": "no mask, evaluated without", "mask": "mask, evaluated with it",
             "nomask_eval_mask": "no mask, evaluated with the mask",
-            "mask_eval_nomask": "the mask, evaluated without it"}  # fmt: skip
+            "mask_eval_nomask": "the mask, evaluated without it",
+            "sep": "separators, no mask, evaluated without",
+            "sep_mask": "separators and the mask, evaluated with it"}  # fmt: skip
     for name, per in scores.items():
         for key, v in per.items():
             where = "far from a boundary" if key == "far" else f"a scene's first {key[5:]} characters"
-            m[f"ch02.docmask.{name}.{key}"] = measured(v, "nats", f"Macbeth, {where}; trained with {what[name]}")
+            m[f"ch02.docmask.{name}.{key}"] = spread(v, "nats", f"Macbeth, {where}; trained with {what[name]}")
     for key in scores["mask"]:
         a_, b_, c_ = scores["nomask"][key], scores["mask"][key], scores["nomask_eval_mask"][key]
         m |= {
-            f"ch02.docmask.train_effect.{key}": measured(
-                b_ - c_, "nats", f"{key}: trained with the mask minus without, both evaluated with it (same seeds)", 2
+            f"ch02.docmask.train_effect.{key}": spread(
+                b_ - c_, "nats", f"{key}: trained with the mask minus without, both evaluated with it (same seeds)"
             ),
-            f"ch02.docmask.eval_effect.{key}": measured(
-                c_ - a_, "nats", f"{key}: the unmasked arm evaluated with the mask minus without", 2
+            f"ch02.docmask.eval_effect.{key}": spread(
+                c_ - a_, "nats", f"{key}: the unmasked arm evaluated with the mask minus without"
             ),
-            f"ch02.docmask.total_effect.{key}": measured(
-                b_ - a_, "nats", f"{key}: each arm evaluated as trained, mask minus no mask (same seeds)", 2
+            f"ch02.docmask.total_effect.{key}": spread(
+                b_ - a_, "nats", f"{key}: each arm evaluated as trained, mask minus no mask (same seeds)"
             ),
-            f"ch02.docmask.mask_drop.{key}": measured(
+            f"ch02.docmask.mask_drop.{key}": spread(
                 scores["mask_eval_nomask"][key] - b_, "nats",
-                f"{key}: the masked arm evaluated without the mask minus with it", 2,
+                f"{key}: the masked arm evaluated without the mask minus with it",
             ),
         }  # fmt: skip
+    for key in scores["mask"]:
+        for name in ("sep", "sep_mask"):
+            m[f"ch02.docmask.{name}_minus_mask.{key}"] = spread(
+                scores[name][key] - scores["mask"][key], "nats",
+                f"{key}: the {what[name]} arm minus the mask arm (same seeds)",
+            )  # fmt: skip
+        m[f"ch02.docmask.sep_minus_nomask.{key}"] = spread(
+            scores["sep"][key] - scores["nomask"][key], "nats",
+            f"{key}: the separator arm (no mask) minus the no-mask arm (same seeds)",
+        )  # fmt: skip
     val = {arm: np.array([r.val_loss_final for r in chosen[arm]]) for arm in ARMS}
     crossing = windows_crossing([s for s in starts if 0 < s < n_train], n_train, T)
     m |= {
-        "ch02.docmask.val_diff": measured(val["mask"] - val["nomask"], "nats",
-                                          "validation loss, mask arm minus no-mask arm (same seeds)", 2),
+        "ch02.docmask.val_diff": spread(val["mask"] - val["nomask"], "nats",
+                                        "validation loss, mask arm minus no-mask arm (same seeds)"),
+        "ch02.docmask.sep_val_diff": spread(val["sep"] - val["nomask"], "nats",
+                                            "validation loss, separator arm minus no-mask arm (same seeds)"),
+        # the sd alone, for differences whose mean is smaller than it (a slide then says "within its spread")
+        "ch02.docmask.val_diff_sd": exact(float(np.std(val["mask"] - val["nomask"], ddof=1)), "nats",
+                                          "sd over seeds of the validation loss, mask minus no mask", 1),
+        "ch02.docmask.far_diff_sd": exact(float(np.std(scores["mask"]["far"] - scores["nomask"]["far"], ddof=1)),
+                                          "nats", "sd over seeds of the far loss, mask minus no mask", 1),
+        "ch02.docmask.sep_token": exact(sep, "", "id of the separator token (one more than the vocabulary)"),
+        "ch02.docmask.sep_count": exact(len(sep_train_starts) - 1, "separators",
+                                        "separators in the separator arms' training text"),
         "ch02.docmask.steps": exact(cfg.train.steps, "steps", "steps of every run"),
         "ch02.docmask.lr_low": exact(min(cfg.lrs), "", "lowest learning rate of the sweep", 1),
         "ch02.docmask.lr_high": exact(max(cfg.lrs), "", "highest learning rate of the sweep", 1),

@@ -22,7 +22,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from model import reference
-from model.data import load_corpus, sample_batch, val_windows
+from model.data import load_corpus, ngram_loss, sample_batch, val_windows
 from model.decoder import CausalSelfAttention, Decoder, ModelConfig, num_params
 from model.experiments.common import exact, measured, progress
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
@@ -246,6 +246,26 @@ def op_diffs(seed: int) -> dict[str, tuple[float, float]]:
     return out
 
 
+def whole_model_diff(seed: int, batch: int) -> tuple[float, float, float]:
+    """The whole Decoder (default config, weights drawn from ``seed``) on a random batch:
+    (|reference loss - autograd loss|, largest |reference gradient - float64 autograd| over every
+    weight, the largest |autograd gradient|)."""
+    cfg = ModelConfig()
+    torch.manual_seed(seed)
+    model = Decoder(cfg).double()
+    g = torch.Generator().manual_seed(seed)
+    x, y = (torch.randint(0, cfg.vocab, (batch, cfg.context), generator=g) for _ in range(2))
+    loss = model.loss(x, y)
+    loss.backward()
+    state = {n: p.detach().numpy() for n, p in model.named_parameters()}
+    ref_loss, grads = reference.loss_and_grads(state, x.numpy(), y.numpy(), cfg)
+    theirs = {n: p.grad.numpy() for n, p in model.named_parameters() if p.grad is not None}
+    if set(theirs) != set(grads):
+        raise AssertionError("the reference and autograd give gradients for different weights")
+    diff = max(float(np.abs(grads[n] - theirs[n]).max()) for n in theirs)
+    return abs(ref_loss - float(loss.detach())), diff, max(float(np.abs(t).max()) for t in theirs.values())
+
+
 @experiment("ch03.ops", config=Ops())
 def ops(ctx: RunContext) -> Outcome:
     """Each op's backward in the NumPy reference against float64 autograd, on the same random inputs."""
@@ -259,6 +279,13 @@ def ops(ctx: RunContext) -> Outcome:
         m[f"ch03.ops.{op}.rel"] = exact(
             max(d[op][0] / d[op][1] for d in per_seed), "", f"{op}: that difference over the largest |gradient|", 2
         )
+    whole = [whole_model_diff(s, cfg.batch) for s in cfg.input_seeds]
+    m["ch03.ops.model.loss_diff"] = exact(max(w[0] for w in whole), "nats",
+                                          "whole Decoder: largest |reference loss - autograd loss|", 2)  # fmt: skip
+    m["ch03.ops.model.diff"] = exact(max(w[1] for w in whole), "", "whole Decoder: largest |reference gradient - "
+                                     "float64 autograd| over every weight and input set", 2)  # fmt: skip
+    m["ch03.ops.model.rel"] = exact(max(w[1] / w[2] for w in whole), "",
+                                    "whole Decoder: that difference over the largest |gradient|", 2)  # fmt: skip
     m["ch03.ops.worst"] = exact(
         max(d[op][0] for d in per_seed for op in d), "", "largest difference over every op and input", 2
     )
@@ -270,13 +297,32 @@ def ops(ctx: RunContext) -> Outcome:
 
 @dataclass(frozen=True)
 class Residual:
-    depths: tuple[int, ...] = (1, 2, 4, 8)
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=200, eval_every=100))
+    depths: tuple[int, ...] = (2, 4, 8)
+    lrs: tuple[float, ...] = (2e-3, 6e-3, 2e-2, 6e-2)  # with residuals: each arm's ladder, about 3x apart
+    nores_lrs: tuple[float, ...] = (6e-4, 2e-3, 6e-3, 2e-2, 6e-2, 2e-1)  # without: wider, to find one that learns
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=600, eval_every=100))
     windows: int = 64  # validation windows the gradient norms are measured on
+    margin: float = 0.1  # an arm learned if every seed ends this far below the unigram model's loss
 
 
-def layer_input_grad_norms(model: Decoder, x: torch.Tensor, y: torch.Tensor) -> list[float]:
-    """||dL/dx_i|| for the input x_i of every block i (the residual stream entering it)."""
+@dataclass(frozen=True)
+class LayerProfile:
+    """Per block l (its input x_l, the stream entering it): ||dL/dx_l||, ||x_l||, and
+    ||dL/dW_l|| / ||W_l|| over the block's weights."""
+
+    grad: list[float]
+    act: list[float]
+    weight_rel: list[float]
+
+    @property
+    def scaled(self) -> list[float]:
+        """||dL/dx_l|| * ||x_l||: the gradient with the input's scale taken out (a norm's
+        backward divides by its input's scale, so a large input alone makes a small gradient)."""
+        return [g * a for g, a in zip(self.grad, self.act, strict=True)]
+
+
+def layer_profile(model: Decoder, x: torch.Tensor, y: torch.Tensor) -> LayerProfile:
+    """The gradient's path through the blocks of ``model`` on the windows x, y (one backward pass)."""
     inputs: list[torch.Tensor] = []
 
     def keep(module, args) -> None:
@@ -290,48 +336,111 @@ def layer_input_grad_norms(model: Decoder, x: torch.Tensor, y: torch.Tensor) -> 
     finally:
         for handle in handles:
             handle.remove()
-    return [float(t.grad.norm()) if t.grad is not None else math.nan for t in inputs]
+    grad = [float(t.grad.norm()) if t.grad is not None else math.nan for t in inputs]
+    rel = []
+    for block in model.blocks:
+        w = torch.cat([p.detach().reshape(-1) for p in block.parameters()])
+        g = torch.cat([p.grad.reshape(-1) for p in block.parameters() if p.grad is not None])
+        rel.append(float(g.norm() / w.norm()))
+    return LayerProfile(grad, [float(t.detach().norm()) for t in inputs], rel)
 
 
-@experiment("ch03.residual", config=Residual(), seeds=SEEDS, quick={"train.steps": 10, "depths": (1, 2)})
+def layer_input_grad_norms(model: Decoder, x: torch.Tensor, y: torch.Tensor) -> list[float]:
+    """||dL/dx_i|| for the input x_i of every block i (the residual stream entering it)."""
+    return layer_profile(model, x, y).grad
+
+
+def _profiles(model_cfg: ModelConfig, seeds, states, x, y) -> dict[str, np.ndarray]:
+    """Each measure of layer_profile, (seeds, depth), in float64: from each seed's initial
+    weights (states None) or from the given state dicts."""
+    out: dict[str, list[list[float]]] = {"grad": [], "act": [], "scaled": [], "weight_rel": []}
+    for i, s in enumerate(seeds):
+        torch.manual_seed(s)
+        model = Decoder(model_cfg).double()  # the run's initial weights: manual_seed then Decoder
+        if states is not None:
+            model.load_state_dict({n: v.double() for n, v in states[i].items()})
+        p = layer_profile(model, x, y)
+        for key in out:
+            out[key].append(getattr(p, key))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+RESIDUAL_QUICK = {"train.steps": 10, "train.eval_every": 5, "depths": (2,), "lrs": (2e-3,), "nores_lrs": (2e-3, 2e-2)}
+
+
+@experiment("ch03.residual", config=Residual(), seeds=SEEDS, quick=RESIDUAL_QUICK)
 def residual(ctx: RunContext) -> Outcome:
-    """The residual highway: gradient norm at each layer's input for depth 1 to 8, pre-LN, with and
-    without the residual connections, at initialisation and after a short run."""
+    """The residual highway: per-layer gradient norm, the same times the input's norm (scale-free),
+    and weight-gradient over weight norm, at depths 2 to 8, pre-LN, with and without the residual
+    connections; at initialisation, and after training at each arm's own best learning rate
+    (only in arms that learned: an arm at the unigram level is reported as collapsed)."""
     cfg: Residual = ctx.config
     corpus = load_corpus()
     xv, yv = val_windows(corpus.val, ModelConfig().context)
     xv, yv = xv[: cfg.windows], yv[: cfg.windows]
+    unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=ModelConfig().vocab)
     m: dict[str, Measurement] = {
-        "ch03.residual.steps": exact(cfg.train.steps, "steps", "training steps of the short runs"),
-        "ch03.residual.lr": exact(cfg.train.lr, "", "peak learning rate of the short runs (the default's)", 2),
+        "ch03.residual.steps": exact(cfg.train.steps, "steps", "training steps of every run"),
+        "ch03.residual.lr_low": exact(min(cfg.lrs), "", "lowest rate of the ladder with residuals", 1),
+        "ch03.residual.lr_high": exact(max(cfg.lrs), "", "highest rate of the ladder with residuals", 1),
+        "ch03.residual.rates": exact(len(cfg.lrs), "rates", "learning rates each arm with residuals is trained at"),
+        "ch03.residual.nores_lr_low": exact(min(cfg.nores_lrs), "", "lowest rate of the ladder without", 1),
+        "ch03.residual.nores_lr_high": exact(max(cfg.nores_lrs), "", "highest rate of the ladder without", 1),
+        "ch03.residual.nores_rates": exact(len(cfg.nores_lrs), "rates", "rates each arm without is trained at"),
         "ch03.residual.windows": exact(cfg.windows, "windows", "validation windows the gradient norms use"),
+        "ch03.residual.unigram": exact(unigram, "nats", "validation loss of the unigram model (training counts)", 3),
+        "ch03.residual.margin": exact(cfg.margin, "nats", "an arm learned if every seed ends this far below it", 1),
     }
-    series: dict = {"depths": list(cfg.depths), "seeds": list(ctx.seeds)}
+    series: dict = {"depths": list(cfg.depths), "seeds": list(ctx.seeds), "lrs": list(cfg.lrs),
+                    "nores_lrs": list(cfg.nores_lrs)}  # fmt: skip
     settings = [(d, r) for d in cfg.depths for r in (True, False)]
+    S = len(ctx.seeds)
+    collapsed = 0
     for k, (depth, res) in enumerate(settings):
         model_cfg = ModelConfig(n_layers=depth, residual=res)
-        runs = train_many(model_cfg, [replace(cfg.train, seed=s) for s in ctx.seeds], corpus, workers=1,
+        lrs = cfg.lrs if res else cfg.nores_lrs
+        ladder = [replace(cfg.train, lr=lr, seed=s) for lr in lrs for s in ctx.seeds]
+        runs = train_many(model_cfg, ladder, corpus, workers=1,
                           on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings)))  # fmt: skip
+        finals = np.array([r.val_loss_final for r in runs]).reshape(len(lrs), S)
+        means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
+        b = int(np.argmin(means))
+        best = runs[b * S : (b + 1) * S]
+        learned = bool(np.all(finals[b] < unigram - cfg.margin))
+        collapsed += not learned
         tag = f"L{depth}.{'res' if res else 'nores'}"
-        for when in ("init", "trained"):
-            norms = []
-            for s, run in zip(ctx.seeds, runs, strict=True):
-                torch.manual_seed(s)
-                model = Decoder(model_cfg).double()  # the run's initial weights: manual_seed then Decoder
-                if when == "trained":
-                    model.load_state_dict({n: v.double() for n, v in (run.state_dict or {}).items()})
-                norms.append(layer_input_grad_norms(model, xv, yv))
-            a = np.array(norms)  # (seeds, depth)
-            series[f"{tag}.{when}"] = a
-            if depth > 1:
-                m[f"ch03.residual.{tag}.{when}.ratio"] = measured(
-                    a[:, 0] / a[:, -1], "", f"depth {depth}, {'with' if res else 'without'} residuals, {when}: "
-                    "gradient norm at the first layer's input over the last layer's", 3,
-                )  # fmt: skip
-        m[f"ch03.residual.{tag}.val_loss"] = measured(
-            [r.val_loss_final for r in runs], "nats", f"depth {depth}, residual {res}: validation loss after the "
-            "short run (default learning rate, not tuned)", 3,
-        )  # fmt: skip
+        what = f"depth {depth}, {'with' if res else 'without'} residuals"
+        series[f"{tag}.sweep"] = finals
+        m |= {
+            f"ch03.residual.{tag}.lr": exact(lrs[b], "", f"{what}: best learning rate of its ladder", 1),
+            f"ch03.residual.{tag}.edge": exact(int(b in (0, len(lrs) - 1)), "",
+                                               f"{what}: 1 if the best rate is at the ladder's edge"),
+            f"ch03.residual.{tag}.val_loss": measured(finals[b], "nats", f"{what}: validation loss at its best rate"),
+            f"ch03.residual.{tag}.learned": exact(int(learned), "", f"{what}: 1 if it learned (below the unigram "
+                                                  "level by the margin on every seed), 0 if it collapsed"),
+            f"ch03.residual.{tag}.best_rung_min": exact(float(np.nanmin(finals)), "nats",
+                                                        f"{what}: lowest final loss of any rung and seed", 3),
+        }  # fmt: skip
+        whens = [("init", None)] + ([("trained", [r.state_dict or {} for r in best])] if learned else [])
+        for when, states in whens:
+            prof = _profiles(model_cfg, ctx.seeds, states, xv, yv)
+            for key, a in prof.items():
+                series[f"{tag}.{when}.{key}"] = a
+            g, sc, wr = prof["grad"], prof["scaled"], prof["weight_rel"]
+            m |= {
+                f"ch03.residual.{tag}.{when}.ratio": measured(g[:, 0] / g[:, -1], "", f"{what}, {when}: "
+                    "||dL/dx|| at the first layer's input over the last layer's", 3),
+                f"ch03.residual.{tag}.{when}.ratio2": measured(g[:, 1] / g[:, -1], "", f"{what}, {when}: "
+                    "||dL/dx|| at the second layer's input over the last layer's", 3),
+                f"ch03.residual.{tag}.{when}.act_ratio": measured(prof["act"][:, 0] / prof["act"][:, 1], "",
+                    f"{what}, {when}: ||x|| entering the first layer over entering the second", 3),
+                f"ch03.residual.{tag}.{when}.scaled_ratio": measured(sc[:, 0] / sc[:, -1], "", f"{what}, {when}: "
+                    "||dL/dx||·||x|| at the first layer over the last", 3),
+                f"ch03.residual.{tag}.{when}.weight_ratio": measured(wr[:, 0] / wr[:, -1], "", f"{what}, {when}: "
+                    "||dL/dW||/||W|| of the first block over the last", 3),
+            }  # fmt: skip
+    m["ch03.residual.collapsed"] = exact(collapsed, "arms", "arms that ended at the unigram level at every rate")
+    m["ch03.residual.arms"] = exact(len(settings), "arms", "arms trained (depth x with/without residuals)")
     return Outcome(measurements=m, series=series)
 
 
@@ -434,10 +543,58 @@ def part_of(s: Saved) -> str:
 
 
 @dataclass(frozen=True)
+class Shape:
+    """A transformer's shape, for Korthikanti et al.'s activation count (16-bit values)."""
+
+    h: int  # width
+    a: int  # heads
+    ffn: int  # the feed-forward's hidden width
+    layers: int
+    vocab: int
+    mlp: str = "gelu"  # "gelu": GELU, two matrices; "swiglu": SiLU-gated, three matrices
+    dropout: bool = True
+
+
+def layer_activation_terms(shape: Shape) -> tuple[float, float]:
+    """Korthikanti et al.'s per-layer activation bytes (16-bit) as (x, y) in s b h x + a s^2 b y,
+    counted tensor by tensor. Attention: its input, q, k, v, and the output projection's input
+    (10 sbh), the softmax output (2 as^2 b); with dropout also the attention dropout's mask and output
+    (3 as^2 b) and the output dropout's mask (1 sbh). MLP: its input (2 sbh) and, for GELU, the
+    GELU's input and output (2 each per ffn/h); for SwiGLU, the gate's and the up projection's
+    outputs and their product (2 each per ffn/h; the SiLU recomputed from the gate); with dropout
+    its mask (1 sbh). The two norms' inputs: 4 sbh."""
+    f = shape.ffn / shape.h
+    attn_sbh, attn_as2b = 10.0, 2.0
+    mlp_sbh = 2 + (4 * f if shape.mlp == "gelu" else 6 * f)
+    if shape.dropout:
+        attn_sbh, attn_as2b, mlp_sbh = attn_sbh + 1, attn_as2b + 3, mlp_sbh + 1
+    return attn_sbh + mlp_sbh + 4, attn_as2b
+
+
+def layer_activation_bytes(shape: Shape, s: int, b: int) -> float:
+    x, y = layer_activation_terms(shape)
+    return s * b * shape.h * x + shape.a * s * s * b * y
+
+
+def shape_params(shape: Shape) -> int:
+    """Parameters of a pre-norm decoder of this shape: attention 4 h^2, the feed-forward's
+    2 or 3 matrices h x ffn, two norm gains per layer and a final one, untied embedding and head."""
+    mats = 2 if shape.mlp == "gelu" else 3
+    per_layer = 4 * shape.h * shape.h + mats * shape.h * shape.ffn + 2 * shape.h
+    return shape.layers * per_layer + shape.h + 2 * shape.vocab * shape.h
+
+
+# LLaMA-7B (Touvron et al. 2023, Table 2; ffn and vocabulary from its released config): SwiGLU, no dropout
+LLAMA_7B = Shape(h=4096, a=32, ffn=11008, layers=32, vocab=32000, mlp="swiglu", dropout=False)
+
+
+@dataclass(frozen=True)
 class Memory:
     batch: int = 32  # the default run's
     batches: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
     contexts: tuple[int, ...] = (8, 16, 32, 64, 128, 256)
+    big: Shape = LLAMA_7B  # a large model's shape for the formula, and one sequence of `big_seq` tokens
+    big_seq: int = 2048
 
 
 def _measure(cfg: ModelConfig, B: int, T: int) -> list[Saved]:
@@ -513,6 +670,31 @@ def memory(ctx: RunContext) -> Outcome:
             "share of the attention matrix at the longest context",
             2,
         ),  # fmt: skip
+    }
+    # the published formula assumes GELU with a 4h hidden layer and dropout: check the tensor-by-tensor
+    # count gives its 34 and 5 for that shape, then count the large shape as it is
+    assumed = replace(cfg.big, ffn=4 * cfg.big.h, mlp="gelu", dropout=True)
+    if layer_activation_terms(assumed) != (34.0, 5.0):
+        raise AssertionError(f"the count gives {layer_activation_terms(assumed)} for the formula's shape, not (34, 5)")
+    GB = 1e9
+    own_sbh, own_as2b = layer_activation_terms(cfg.big)
+    as_formula = layer_activation_bytes(assumed, cfg.big_seq, 1)
+    as_built = layer_activation_bytes(cfg.big, cfg.big_seq, 1)
+    weights16 = 2 * shape_params(cfg.big)
+    m |= {
+        "ch03.mem.big.sbh": exact(own_sbh, "bytes per s·b·h", "the large shape's own count: sbh term", 4),
+        "ch03.mem.big.as2b": exact(own_as2b, "bytes per a·s²·b", "the large shape's own count: as²b term", 1),
+        "ch03.mem.big.formula_gb": exact(as_formula / GB, "GB", "per layer by sbh(34 + 5as/h), the formula's shape", 2),
+        "ch03.mem.big.layer_gb": exact(as_built / GB, "GB", "per layer, counted for SwiGLU and no dropout", 2),
+        "ch03.mem.big.total_gb": exact(cfg.big.layers * as_built / GB, "GB", "all layers, SwiGLU, no dropout", 3),
+        "ch03.mem.big.formula_total_gb": exact(cfg.big.layers * as_formula / GB, "GB", "all layers, the formula", 3),
+        "ch03.mem.big.params": exact(shape_params(cfg.big) / 1e9, "billion parameters",
+                                     "parameters of the large shape, counted from it", 3),  # fmt: skip
+        "ch03.mem.big.weights_gb": exact(weights16 / GB, "GB", "the large shape's weights in 16 bits", 3),
+        "ch03.mem.big.ratio": exact(cfg.big.layers * as_built / weights16, "",
+                                    "activations of one sequence over the 16-bit weights", 2),  # fmt: skip
+        "ch03.mem.big.seq": exact(cfg.big_seq, "tokens", "the one sequence's length in that count"),
+        "ch03.mem.big.ffn": exact(cfg.big.ffn, "", "the large shape's feed-forward width"),
     }
     return Outcome(
         measurements=m,

@@ -15,6 +15,7 @@ from model.experiments.ch02_docmask import (
     far_from_boundary,
     train_packed,
     window_docs,
+    with_separators,
 )
 from model.train import TrainConfig, train_many
 
@@ -52,7 +53,7 @@ def test_after_boundary_keeps_the_first_k_characters_behind_part_of_the_previous
     ids = torch.arange(40)
     starts = [0, 20]
     sc = after_boundary(ids, doc_ids(starts, 40), starts, context=8, k=3)
-    assert len(sc.x) == 8 - 3  # the boundary at window positions 1 .. 5
+    assert len(sc.x) == 8 - 3 - 1  # the boundary at window positions 1 .. 4 (room for a separator)
     for row, keep, doc in zip(sc.x, sc.keep, sc.doc, strict=True):
         kept = row[keep].tolist()
         assert kept == [20, 21, 22]  # the inputs s .. s + k - 1
@@ -60,6 +61,20 @@ def test_after_boundary_keeps_the_first_k_characters_behind_part_of_the_previous
     assert torch.equal(sc.y, sc.x + 1)
     with pytest.raises(ValueError, match="no scene start"):
         after_boundary(ids, doc_ids([0], 40), [0], 8, 3)
+
+
+def test_separators_open_each_scene_and_the_same_characters_are_scored_after_them():
+    ids = torch.arange(40)
+    sep_ids, starts = with_separators(ids, [0, 20, 30], sep=99)
+    assert starts == [0, 20, 31]
+    assert sep_ids.tolist() == [*range(20), 99, *range(20, 30), 99, *range(30, 40)]
+    plain = after_boundary(ids, doc_ids([0, 20, 30], 40), [0, 20, 30], context=8, k=3)
+    sc = after_boundary(sep_ids, doc_ids(starts, 42), starts, context=8, k=3, skip=1)
+    assert torch.equal(sc.y[sc.keep], plain.y[plain.keep])  # the same targets ...
+    for row, keep in zip(sc.x, sc.keep, strict=True):  # ... each right after its scene's separator
+        first = int(keep.nonzero()[0])
+        assert row[first - 1] == 99
+        assert (row[: first - 1] != 99).all()  # and as many of the previous scene's characters before it
 
 
 def test_far_from_boundary_keeps_predictions_a_context_into_their_scene():

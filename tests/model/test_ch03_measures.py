@@ -15,6 +15,7 @@ from model.experiments.ch03_backprop import (
     geo_mean,
     hand_count,
     layer_input_grad_norms,
+    layer_profile,
     loglog_slope,
     matmul_flops,
     op_diffs,
@@ -73,6 +74,34 @@ def test_layer_input_gradient_norms_are_the_blocks_input_gradients():
     torch.nn.functional.cross_entropy(logits.reshape(-1, 64), y.reshape(-1)).backward()
     assert norms == pytest.approx([float(h0.grad.norm()), float(h1.grad.norm())], rel=1e-12)
     assert len(layer_input_grad_norms(Decoder(ModelConfig(n_layers=3, residual=False)), x, y)) == 3
+    # the scale-free measures: the gradient times its input's norm, and each block's weight
+    # gradient over its weights, from the same backward pass
+    prof = layer_profile(model, x, y)
+    assert prof.grad == pytest.approx(norms, rel=1e-12)
+    assert prof.act == pytest.approx([float(h0.detach().norm()), float(h1.detach().norm())], rel=1e-12)
+    assert prof.scaled == pytest.approx([a * b for a, b in zip(prof.grad, prof.act, strict=True)], rel=1e-12)
+    for block, rel in zip(model.blocks, prof.weight_rel, strict=True):
+        w = torch.cat([p.reshape(-1) for p in block.parameters()])
+        gw = torch.cat([p.grad.reshape(-1) for p in block.parameters()])
+        assert rel == pytest.approx(float(gw.norm() / w.norm()), rel=1e-12)
+    # without residuals, embeddings 10x larger: the first block's input gradient shrinks 10x (its
+    # norm divides by the scale), the product does not, and nothing after the first norm changes
+    torch.manual_seed(0)
+    plain = Decoder(ModelConfig(n_layers=2, residual=False)).double()
+    small, big = layer_profile(plain, x, y), layer_profile(_scaled_embeddings(plain, 10.0), x, y)
+    assert big.grad[0] == pytest.approx(small.grad[0] / 10, rel=2e-2)  # (up to the norm's eps)
+    assert big.scaled[0] == pytest.approx(small.scaled[0], rel=2e-2)
+    assert big.grad[1] == pytest.approx(small.grad[1], rel=2e-2)
+
+
+def _scaled_embeddings(model, factor):
+    import copy
+
+    other = copy.deepcopy(model)
+    with torch.no_grad():
+        other.wte.weight.mul_(factor)
+        other.wpe.weight.mul_(factor)
+    return other
 
 
 @pytest.mark.parametrize(
