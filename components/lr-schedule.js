@@ -12,7 +12,7 @@
 
   const SVG = "http://www.w3.org/2000/svg";
   const SCHEDULES = ["constant", "cosine", "wsd"];
-  const W = 600, H = 170, LEFT = 64, RIGHT = 12, TOP = 14, BOTTOM = 34;
+  const W = 600, H = 170, LEFT = 92, RIGHT = 12, TOP = 14, BOTTOM = 34;
 
   // Python's round(): halves go to the even neighbour (round(2.5) == 2).
   function roundHalfEven(x) {
@@ -134,9 +134,12 @@
       this._line = el("svg:polyline", { class: "lr-curve", fill: "none" }, svg);
       this._cursor = el("svg:line", { class: "lr-cursor" }, svg);
       this._dot = el("svg:circle", { class: "lr-dot", r: 5 }, svg);
-      const bottom = el("div", { class: "lr-readout-row" }, this);
-      this._slider = el("input", { type: "range", min: "0", step: "1", class: "lr-step", "aria-label": "step" }, bottom);
-      this._readout = el("output", { class: "lr-readout", "aria-live": "polite" }, bottom);
+      // the slider spans the plot's step axis exactly: the same margins, as shares of the plot's width
+      const track = el("div", { class: "lr-track" }, this);
+      track.style.paddingLeft = `${(100 * LEFT) / W}%`;
+      track.style.paddingRight = `${(100 * RIGHT) / W}%`;
+      this._slider = el("input", { type: "range", min: "0", step: "1", class: "lr-step", "aria-label": "step" }, track);
+      this._readout = el("output", { class: "lr-readout", "aria-live": "polite" }, controls);  // beside the fields
 
       const set = (name, value) => this.setAttribute(name, value);
       this._schedule.addEventListener("change", () => set("schedule", this._schedule.value));
@@ -188,6 +191,9 @@
       label(x(0), H - 10, "0", "start");
       label(x(cfg.steps - 1), H - 10, String(cfg.steps), "end");
       label((LEFT + W - RIGHT) / 2, H - 10, "step", "middle");
+      const mid = (TOP + H - BOTTOM) / 2;  // the y axis named along it, as the figures name theirs
+      el("svg:text", { x: 20, y: mid, "text-anchor": "middle", class: "lr-tick",
+                       transform: `rotate(-90 20 ${mid})` }, this._axes).textContent = "learning rate";
 
       this._readout.textContent = `step ${step}: learning rate ${fmt(lr)}`;
       this.dataset.step = String(step);

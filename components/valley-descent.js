@@ -278,7 +278,10 @@
 
       const side = el("div", { class: "nv-side" });
       side.append(controls, buttons, this._table);
-      root.append(this._svg, side);
+      // the picture's axes, named under it (the contours are drawn with the axes scaled apart)
+      const figure = el("div", { class: "nv-figure" });
+      figure.append(this._svg, el("div", { class: "nv-axes" }, "→ x₁, the flat direction; ↑ x₂, the steep one"));
+      root.append(figure, side);
       root.addEventListener("keydown", (e) => this._key(e));
       this.appendChild(root);
       this._root = root;
