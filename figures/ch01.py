@@ -153,33 +153,34 @@ def nan(runs):
     logit, share = run["max_logit"], run["nan_share"]
     end = logit.shape[1]
     step = np.arange(end)
-    fig, (top, bottom) = new_figure(1, 2)  # side by side: a short, wide box keeps both panels readable
+    fig, (logits_ax, nan_ax) = new_figure(1, 2)  # side by side: a short, wide box keeps both panels readable
     calm = run["ablation_max_logit"][:, :end]
     for i in range(len(calm)):
-        top.semilogy(step[: calm.shape[1]], calm[i], color=theme.MUTED, linestyle=":", linewidth=2.5,
+        logits_ax.semilogy(step[: calm.shape[1]], calm[i], color=theme.MUTED, linestyle=":", linewidth=2.5,
                      label="LayerNorm: finite" if i == 0 else None)  # fmt: skip
     for i, seed in enumerate(run["seeds"]):
         finite = np.isfinite(logit[i])
-        top.semilogy(step[finite], logit[i, finite], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3],
+        logits_ax.semilogy(step[finite], logit[i, finite], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3],
                      marker="o", markersize=4, label=f"no LN, seed {int(seed)}")  # fmt: skip
         if not finite.all():  # the first step whose logits are not finite, drawn at float32's ceiling
-            top.plot(step[np.argmin(finite)], 3.4e38, marker="X", markersize=11, color=theme.PALETTE[i])
-    top.plot([], [], marker="X", markersize=11, color=theme.TEXT, linestyle="none", label="not finite")
+            logits_ax.plot(step[np.argmin(finite)], 3.4e38, marker="X", markersize=11, color=theme.PALETTE[i])
+    logits_ax.plot([], [], marker="X", markersize=11, color=theme.TEXT, linestyle="none", label="not finite")
     right = min(end - 1, 25)
     # each name where no curve runs: exp's limit at the left (the runs cross it after step 8), float32's at the right
     for y, name, x, ha in ((88.72, "exp's limit 88.7", 0.3, "left"), (3.4e38, "float32 max", right, "right")):
-        top.axhline(y, color=theme.TEXT, linestyle=(0, (6, 2, 1, 2)), linewidth=1.2)
-        top.annotate(name, (x, y), xytext=(0, 3), textcoords="offset points", ha=ha, va="bottom", color=theme.TEXT)
-    top.set_ylabel("largest |logit|")
-    top.set_ylim(1e-3, 1e80)  # room above float32's ceiling for the legend
-    top.set_xlim(0, right)
-    top.legend(loc="upper left", ncols=2, columnspacing=1.0, handlelength=1.8)
+        logits_ax.axhline(y, color=theme.TEXT, linestyle=(0, (6, 2, 1, 2)), linewidth=1.2)
+        logits_ax.annotate(name, (x, y), xytext=(0, 3), textcoords="offset points", ha=ha, va="bottom",
+                           color=theme.TEXT)  # fmt: skip
+    logits_ax.set_ylabel("largest |logit|")
+    logits_ax.set_ylim(1e-3, 1e80)  # room above float32's ceiling for the legend
+    logits_ax.set_xlim(0, right)
+    logits_ax.legend(loc="upper left", ncols=2, columnspacing=1.0, handlelength=1.8)
     for i in range(len(share)):
-        bottom.plot(step, 100 * share[i], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3])
-    bottom.set_ylabel("NaN weights (%)")
-    bottom.set_ylim(-5, 105)
-    bottom.set_xlim(0, right)
-    for ax in (top, bottom):
+        nan_ax.plot(step, 100 * share[i], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3])
+    nan_ax.set_ylabel("NaN weights (%)")
+    nan_ax.set_ylim(-5, 105)
+    nan_ax.set_xlim(0, right)
+    for ax in (logits_ax, nan_ax):
         ax.set_xlabel("step (plain SGD)")
     return fig
 
