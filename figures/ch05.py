@@ -193,25 +193,33 @@ def branch(runs):
 def batch_target(runs):
     """Steps and characters to the target against the batch, each batch at a constant rate, its own best:
     each seed, the mean, perfect scaling from the smallest batch, and the critical-batch fit."""
+    from matplotlib.ticker import NullLocator
+
     run = runs["ch05.batch_target"]
     B, steps, T = run["batch"], run["steps"], float(run["context"])  # steps: (batches, seeds), NaN: not reached
     ok = np.isfinite(steps).all(axis=1)
     mean = np.nanmean(np.where(ok[:, None], steps, np.nan), axis=1)
     fig, (a, b) = new_figure(1, 2)
     grid = np.geomspace(B[0], B[-1], 100)
-    for ax, scale, label in ((a, 1.0, "steps to the target"), (b, T, "characters to the target")):
-        per = steps * scale * (B[:, None] if scale != 1.0 else 1.0)
+    # the same runs in two units: per-step counts, and those steps times the characters a step reads
+    for ax, chars, label in ((a, False, "steps to the target"), (b, True, "characters to the target")):
+
+        def unit(batch: np.ndarray, chars: bool = chars) -> np.ndarray:
+            """What one step counts for: the characters it reads, or one step."""
+            return batch * T if chars else np.ones_like(batch)
+
+        per = steps * unit(B)[:, None]
         for s in range(per.shape[1]):
             ax.scatter(B, per[:, s], color=theme.MUTED, marker="x", s=40, zorder=3,
                        label="each seed" if s == 0 else None)  # fmt: skip
-        m = mean * scale * (B if scale != 1.0 else 1.0)
+        m = mean * unit(B)
         ax.plot(B[ok], m[ok], marker="o", color=theme.PALETTE[0], label="mean of the seeds")
-        ax.plot(grid, m[0] * (B[0] / grid if scale == 1.0 else np.ones_like(grid)), color=theme.MUTED, linestyle=":",
-                label="perfect scaling")  # fmt: skip
+        perfect = mean[0] * B[0] / grid * unit(grid)  # the smallest batch's steps, halved with every doubling
+        ax.plot(grid, perfect, color=theme.MUTED, linestyle=":", label="perfect scaling")
         if "ch05.bt.bcrit" in run.measurements:
             b_crit, s_min = _value(run, "ch05.bt.bcrit"), _value(run, "ch05.bt.bcrit.s_min")
-            fit = s_min * (1 + b_crit / grid) * (grid * scale if scale != 1.0 else 1.0)
-            ax.plot(grid, fit, color=theme.PALETTE[1], linestyle="--", label=f"fit, B_crit {b_crit:.0f}")
+            ax.plot(grid, s_min * (1 + b_crit / grid) * unit(grid), color=theme.PALETTE[1], linestyle="--",
+                    label=f"fit (relative error), B_crit {b_crit:.0f}")  # fmt: skip
         for i in np.flatnonzero(~ok):
             n = int(np.isfinite(steps[i]).sum())
             ax.annotate(f"{n} of {steps.shape[1]}\nreached", (B[i], np.nanmax(per[i]) if n else m[ok][-1]),
@@ -219,6 +227,8 @@ def batch_target(runs):
                         color=theme.PALETTE[1])  # fmt: skip
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        ax.set_xticks(B, [f"{x:.0f}" for x in B])
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel(f"batch (windows of {T:.0f} characters)")
         ax.set_ylabel(label)
     a.legend(loc="lower left", fontsize=13)

@@ -25,7 +25,7 @@ import numpy as np
 from model.data import Corpus, load_corpus
 from model.decoder import ModelConfig
 from model.experiments.ch05_lr import RATES, SEEDS, Batch, steps_to
-from model.experiments.common import exact, measured
+from model.experiments.common import exact, measured, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import TrainConfig, TrainResult, train_many
 
@@ -88,6 +88,7 @@ class BatchTarget:
     eval_chars: int = 8_192  # evaluate every this many characters (at least every step)
     chunk_chars: int = 32_768  # train this far, check who has reached the target, go on
     boot: int = 2000  # bootstrap resamples of the seeds
+    pct: tuple[float, float] = (2.5, 97.5)  # the bootstrap interval's percentile points
 
 
 def _crossings(results: Sequence[TrainResult], target: float) -> np.ndarray:
@@ -148,7 +149,10 @@ def batch_target(ctx: RunContext) -> Outcome:
     for k, (B, ladder) in enumerate(cfg.ladders):
         per_step = B * T
         t = TrainConfig(
-            steps=cfg.cap_chars // per_step, batch=B, schedule="constant", warmup=max(1, cfg.warmup_chars // per_step),
+            steps=cfg.cap_chars // per_step,
+            batch=B,
+            schedule="constant",
+            warmup=max(1, cfg.warmup_chars // per_step),
             eval_every=max(1, cfg.eval_chars // per_step),
         )
         chunk = max(1, cfg.chunk_chars // per_step)
@@ -186,9 +190,14 @@ def batch_target(ctx: RunContext) -> Outcome:
         "ch05.bt.max": exact(rows[-1]["batch"], "windows", "largest batch"),
         "ch05.bt.seeds": exact(S, "seeds", "seeds per rate and batch"),
         "ch05.bt.edges": exact(sum(r["edge"] for r in rows), "batch sizes", "best rate at the end of its ladder"),
-        "ch05.bt.all_reached": exact(sum(r["reached"] == S for r in rows), "batch sizes",
-                                     "batch sizes whose every seed reached the target at its best rate"),  # fmt: skip
+        "ch05.bt.all_reached": exact(
+            sum(r["reached"] == S for r in rows),
+            "batch sizes",
+            "batch sizes whose every seed reached the target at its best rate",
+        ),  # fmt: skip
         "ch05.bt.boot": exact(cfg.boot, "resamples", "bootstrap resamples of the seeds"),
+        "ch05.bt.pct_low": exact(cfg.pct[0], "%", "the bootstrap interval's lower percentile point", 2),
+        "ch05.bt.pct_high": exact(cfg.pct[1], "%", "the bootstrap interval's upper percentile point", 3),
     }
     for r in rows:
         B, c = r["batch"], r["cross"]
@@ -203,8 +212,8 @@ def batch_target(ctx: RunContext) -> Outcome:
             m[f"{p}.chars"] = measured(c * B * T, "characters", f"batch {B}: characters to the target", 2)
             if base["reached"] == S and r is not base:
                 ratio = (c * B) / (base["cross"] * base["batch"])  # paired by seed
-                m[f"{p}.chars_ratio"] = measured(
-                    ratio, "", f"batch {B}: characters to the target over batch {base['batch']}'s (same seed)", 2
+                m[f"{p}.chars_ratio"] = spread(
+                    ratio, "", f"batch {B}: characters to the target over batch {base['batch']}'s (same seed)"
                 )
     fitted = [r for r in rows if r["reached"] == S]
     m["ch05.bt.fitted"] = exact(len(fitted), "batch sizes", "batch sizes in the critical-batch fit")
@@ -213,7 +222,7 @@ def batch_target(ctx: RunContext) -> Outcome:
         need = [r["cross"] for r in fitted]
         for name, rel, what in (("bcrit", True, "relative errors"), ("bcrit_abs", False, "absolute errors")):
             s_min, b_crit = fit_bcrit(sizes, [float(x.mean()) for x in need], rel)
-            lo, hi = interval(bootstrap_bcrit(sizes, need, cfg.boot, seed=0, relative=rel))
+            lo, hi = interval(bootstrap_bcrit(sizes, need, cfg.boot, seed=0, relative=rel), *cfg.pct)
             m[f"ch05.bt.{name}"] = exact(b_crit, "windows", f"B_crit from S = S_min (1 + B_crit / B), {what}", 2)
             m[f"ch05.bt.{name}.lo"] = exact(lo, "windows", f"its bootstrap 2.5% point ({what})", 2)
             m[f"ch05.bt.{name}.hi"] = exact(hi, "windows", f"its bootstrap 97.5% point ({what})", 2)
