@@ -167,8 +167,9 @@ def batch_target(ctx: RunContext) -> Outcome:
             beyond = [r for r in RATES if (r < rates[i] if rates[i] == min(rates) else r > rates[i])]
             if beyond:
                 new = max(beyond) if rates[i] == min(rates) else min(beyond)
+                known = float(cross[i].mean())  # NaN unless every seed of the best rate got there: no bound
                 more = train_to_target(mcfg, [replace(t, lr=new, seed=s) for s in ctx.seeds], corpus, cfg.target,
-                                       chunk, _rank(cross[i])[1])  # fmt: skip
+                                       chunk, known if math.isfinite(known) else math.inf)  # fmt: skip
                 rates.append(new)
                 cross.append(_crossings(more, cfg.target))
                 curves.append([r.curves for r in more])
