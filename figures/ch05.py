@@ -189,36 +189,49 @@ def branch(runs):
     return fig
 
 
-@figure("ch05.batch", runs=("ch05.batch",))
-def batch(runs):
-    """Steps and characters to the target loss against the batch, each batch at its own best rate."""
-    run = runs["ch05.batch"]
-    B, to = run["batch"], run["to_target"]
-    ok = np.isfinite(to).all(axis=1)
+@figure("ch05.batch_target", runs=("ch05.batch_target",))
+def batch_target(runs):
+    """Steps and characters to the target against the batch, each batch at a constant rate, its own best:
+    each seed, the mean, perfect scaling from the smallest batch, and the critical-batch fit."""
+    from matplotlib.ticker import NullLocator
+
+    run = runs["ch05.batch_target"]
+    B, steps, T = run["batch"], run["steps"], float(run["context"])  # steps: (batches, seeds), NaN: not reached
+    ok = np.isfinite(steps).all(axis=1)
+    mean = np.nanmean(np.where(ok[:, None], steps, np.nan), axis=1)
     fig, (a, b) = new_figure(1, 2)
-    mean = to.mean(axis=1)
-    a.errorbar(B[ok], mean[ok], yerr=to[ok].std(axis=1, ddof=1), marker="o", color=theme.PALETTE[0], capsize=4,
-               label="measured (own best rate)")  # fmt: skip
-    if ok.sum() >= 3:
-        b_crit = _value(run, "ch05.bcrit.windows")  # the experiment's fit, by relative error
-        s_min = _value(run, "ch05.bcrit.s_min")
-        grid = np.geomspace(B[0], B[-1], 100)
-        a.plot(grid, s_min * (1 + b_crit / grid), color=theme.PALETTE[1], linestyle="--",
-               label=f"fit (relative error): {b_crit:.0f}")  # fmt: skip
-        a.plot(grid, mean[ok][0] * B[ok][0] / grid, color=theme.MUTED, linestyle=":", label="perfect scaling")
-    if (~ok).any():
-        missed = ", ".join(str(int(x)) for x in B[~ok])
-        a.text(0.97, 0.97, f"{missed}: target not\nreached by every seed", transform=a.transAxes, ha="right", va="top",
-               fontsize=13, color=theme.PALETTE[1])  # fmt: skip
-    a.set_xscale("log", base=2)
-    a.set_yscale("log")
-    a.set_xlabel("batch (windows of 16 characters)")
-    a.set_ylabel("steps to the target")
+    grid = np.geomspace(B[0], B[-1], 100)
+    # the same runs in two units: per-step counts, and those steps times the characters a step reads
+    for ax, chars, label in ((a, False, "steps to the target"), (b, True, "characters to the target")):
+
+        def unit(batch: np.ndarray, chars: bool = chars) -> np.ndarray:
+            """What one step counts for: the characters it reads, or one step."""
+            return batch * T if chars else np.ones_like(batch)
+
+        per = steps * unit(B)[:, None]
+        for s in range(per.shape[1]):
+            ax.scatter(B, per[:, s], color=theme.MUTED, marker="x", s=40, zorder=3,
+                       label="each seed" if s == 0 else None)  # fmt: skip
+        m = mean * unit(B)
+        ax.plot(B[ok], m[ok], marker="o", color=theme.PALETTE[0], label="mean of the seeds")
+        perfect = mean[0] * B[0] / grid * unit(grid)  # the smallest batch's steps, halved with every doubling
+        ax.plot(grid, perfect, color=theme.MUTED, linestyle=":", label="perfect scaling")
+        if "ch05.bt.bcrit" in run.measurements:
+            b_crit, s_min = _value(run, "ch05.bt.bcrit"), _value(run, "ch05.bt.bcrit.s_min")
+            ax.plot(grid, s_min * (1 + b_crit / grid) * unit(grid), color=theme.PALETTE[1], linestyle="--",
+                    label=f"fit (relative error), B_crit {b_crit:.0f}")  # fmt: skip
+        for i in np.flatnonzero(~ok):
+            n = int(np.isfinite(steps[i]).sum())
+            ax.annotate(f"{n} of {steps.shape[1]}\nreached", (B[i], np.nanmax(per[i]) if n else m[ok][-1]),
+                        xytext=(0, 10), textcoords="offset points", ha="center", fontsize=13,
+                        color=theme.PALETTE[1])  # fmt: skip
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(B, [f"{x:.0f}" for x in B])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel(f"batch (windows of {T:.0f} characters)")
+        ax.set_ylabel(label)
     a.legend(loc="lower left", fontsize=13)
-    b.plot(B[ok], mean[ok] * B[ok] * 16, marker="s", color=theme.PALETTE[2], linestyle="-.")
-    b.set_xscale("log", base=2)
-    b.set_xlabel("batch (windows)")
-    b.set_ylabel("characters to target")
     return fig
 
 
