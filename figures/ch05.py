@@ -193,7 +193,7 @@ def branch(runs):
 def batch_target(runs):
     """Steps and characters to the target against the batch, each batch at a constant rate, its own best:
     each seed, the mean, perfect scaling from the smallest batch, and the critical-batch fit."""
-    from matplotlib.ticker import NullLocator
+    from matplotlib.ticker import NullFormatter, NullLocator
 
     run = runs["ch05.batch_target"]
     B, steps, T = run["batch"], run["steps"], float(run["context"])  # steps: (batches, seeds), NaN: not reached
@@ -229,9 +229,12 @@ def batch_target(runs):
         ax.set_yscale("log")
         ax.set_xticks(B, [f"{x:.0f}" for x in B])
         ax.xaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_minor_formatter(NullFormatter())  # decade labels only: the minor ones crowd the axis
         ax.set_xlabel(f"batch (windows of {T:.0f} characters)")
         ax.set_ylabel(label)
     a.legend(loc="lower left", fontsize=13)
+    a.set_yticks([50, 100, 200, 500], ["50", "100", "200", "500"])  # about a decade each: name the values
+    b.set_yticks([1e5, 2e5, 3e5], ["100k", "200k", "300k"])
     return fig
 
 
@@ -252,20 +255,22 @@ def linear(runs):
     return fig
 
 
-@figure("ch05.noise", runs=("ch05.noise", "ch05.batch"))
+@figure("ch05.noise", runs=("ch05.noise", "ch05.batch_target"))
 def noise(runs):
     """The simple noise scale along runs at the best rate, against the validation loss, with the
-    critical batch measured at the target loss."""
+    critical batch measured at the target loss (ch05.batch_target's fit and its bootstrap interval)."""
     run = runs["ch05.noise"]
     bs, vl = run["b_simple"], run["val_loss"]
     fig, ax = new_figure()
     for s in range(bs.shape[0]):
         ax.plot(vl[s], bs[s], marker=MARKERS[s], color=theme.PALETTE[s], linestyle=STYLES[s], label=f"seed {s}")
-    batch = runs["ch05.batch"]
-    if "ch05.bcrit.windows" in batch.measurements:
-        b_crit = _value(batch, "ch05.bcrit.windows")
+    batch = runs["ch05.batch_target"]
+    if "ch05.bt.bcrit" in batch.measurements:
+        b_crit = _value(batch, "ch05.bt.bcrit")
+        lo, hi = _value(batch, "ch05.bt.bcrit.lo"), _value(batch, "ch05.bt.bcrit.hi")
+        ax.axhspan(lo, hi, color=theme.MUTED, alpha=0.15, linewidth=0)  # the bootstrap interval over seeds
         ax.axhline(b_crit, color=theme.MUTED, linestyle=":", linewidth=1.5)
-        ax.annotate("critical batch (batch experiment)", (vl.max(), b_crit), xytext=(4, 4),
+        ax.annotate("critical batch, steps to target", (vl.max(), b_crit), xytext=(4, 4),
                     textcoords="offset points", ha="left", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
     target = float(run["target"])
     ax.axvline(target, color=theme.PALETTE[4], linestyle="--", linewidth=1.5)
