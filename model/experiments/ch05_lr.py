@@ -150,11 +150,11 @@ def sweep(ctx: RunContext) -> Outcome:
         "ch05.clip": exact(t.clip or math.inf, "", "gradient-norm clipping threshold", 2),
         "ch05.lr.best": exact(cfg.rates[i_best], "", "the sweep's best peak rate (lowest mean final loss)", 1),
         "ch05.lr.best.final": measured(final[i_best], "nats", "final validation loss at the best rate"),
-        "ch05.band.margin": exact(cfg.margin, "nats", "stable band: mean final loss within this of the best", 2),
-        "ch05.band.low": exact(low, "", "lowest rate in the stable band", 1),
-        "ch05.band.high": exact(high, "", "highest rate in the stable band", 1),
-        "ch05.band.count": exact(count, "rates", "rates in the stable band"),
-        "ch05.band.width": exact(high / low, "", "highest over lowest rate in the stable band", 2),
+        "ch05.band.margin": exact(cfg.margin, "nats", "good band: mean final loss within this of the best", 2),
+        "ch05.band.low": exact(low, "", "lowest rate in the good band", 1),
+        "ch05.band.high": exact(high, "", "highest rate in the good band", 1),
+        "ch05.band.count": exact(count, "rates", "rates in the good band"),
+        "ch05.band.width": exact(high / low, "", "highest over lowest rate in the good band", 2),
         "ch05.blowup.level": exact(init, "nats", "a run blows up when validation loss exceeds its start (mean)", 3),
     }
     for i, rate in enumerate(cfg.rates):
