@@ -8,8 +8,7 @@
   Decoders trained on BPE tokens, compared in nats per character;
 - ``ch02.packing``: how often packed windows cross a scene boundary, and what the first
   characters after a boundary cost;
-- ``ch02.duplicates``: exact duplicate lines, and training texts with a long or a short
-  passage repeated against the clean one;
+- ``ch02.duplicates``: exact duplicate lines (a repeated passage is ch02.dupsweep's);
 - ``ch02.mixture``: Hamlet mixed with Macbeth at several ratios, scored on each play;
 - ``ch02.data_size``: tokens per parameter, and 10%, 30% and 100% of the training text at
   fixed steps.
@@ -84,11 +83,6 @@ def best_rung(finals: np.ndarray) -> int:
     """The ladder rung (axis 0) with the lowest mean over seeds (axis 1); NaN (diverged) loses."""
     means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
     return int(np.argmin(means))
-
-
-def copied(sample: str, passage: str, k: int) -> bool:
-    """Whether `sample` holds k consecutive characters of `passage`."""
-    return any(sample[i : i + k] in passage for i in range(len(sample) - k + 1))
 
 
 def matched_prefix(a: str, b: str) -> int:
@@ -496,95 +490,18 @@ def packing(ctx: RunContext) -> Outcome:
 # --------------------------------------------------------------------------- duplicates
 
 
-@dataclass(frozen=True)
-class Duplicates:
-    passage_frac: float = 0.01  # the long passage: this share of the training text ...
-    copies: int = 20  # ... occurring this many times in its duplicated training text
-    short: int = 128  # the short passage: this many characters ...
-    short_copies: int = 200  # ... occurring this many times in its duplicated training text
-    prompts: int = 100  # greedy samples from validation prompts
-    new: int = 64  # characters each sample continues for
-    match: int = 32  # a sample "copies" the passage if it holds this many of its characters in a row
-    recall_prompts: int = 24  # at most this many prompts from inside each passage
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run
-
-
-@experiment("ch02.duplicates", config=Duplicates(), seeds=SEEDS, quick={"train.steps": 20, "train.eval_every": 10})
+@experiment("ch02.duplicates")
 def duplicates(ctx: RunContext) -> Outcome:
-    """Duplicates: repeated lines of the play, and a long or a short passage repeated in the
-    training text, against the clean text (the default run's settings)."""
-    cfg: Duplicates = ctx.config
-    corpus = load_corpus()
-    model = ModelConfig()
-    T = model.context
-    n_lines, distinct_rep, repeats = repeated_lines(corpus.text)
-    n = len(corpus.train)
-    passages = {  # name -> (start, length, copies); both in mid-play dialogue
-        "long": (n // 2, round(cfg.passage_frac * n), cfg.copies),
-        "short": (n // 3, cfg.short, cfg.short_copies),
-    }
-    corpora = {"clean": corpus}
-    for name, (start, length, copies) in passages.items():
-        corpora[name] = Corpus(text=corpus.text, vocab=corpus.vocab, val=corpus.val,
-                               train=with_copies(corpus.train, start, length, copies))  # fmt: skip
-    results = {}
-    for k, (name, c) in enumerate(corpora.items()):
-        results[name] = train_many(model, [replace(cfg.train, seed=s) for s in ctx.seeds], c, workers=1,
-                                   on_eval=progress(ctx, cfg.train, k / 3, 1 / 3))  # fmt: skip
-    xv, _ = val_windows(corpus.val, T)
-    prompts = xv[torch.linspace(0, len(xv) - 1, cfg.prompts).long()]  # (prompts, T), spread over validation
-    val = {name: np.array([r.val_loss_final for r in runs]) for name, runs in results.items()}
-    m = {
-        "ch02.dup.lines": exact(n_lines, "lines", "non-empty lines of the play"),
-        "ch02.dup.lines_repeated": exact(distinct_rep, "lines", "distinct lines that occur more than once"),
-        "ch02.dup.repeats": exact(repeats, "lines", "lines that repeat an earlier line exactly"),
-        "ch02.dup.repeat_share": exact(repeats / n_lines, "", "share of lines that repeat an earlier one", 2),
-        "ch02.dup.passage_frac": exact(cfg.passage_frac, "", "the long passage as a share of the training text", 1),
-        "ch02.dup.prompts": exact(cfg.prompts, "prompts", "validation prompts sampled greedily"),
-        "ch02.dup.new": exact(cfg.new, "characters", "characters generated per sample"),
-        "ch02.dup.match": exact(cfg.match, "characters", "run of passage characters that counts as a copy"),
-        "ch02.dup.clean.val": measured(val["clean"], "nats", "validation loss, clean training text"),
-    }
-    series: dict[str, list] = {}
-    for p, (start, length, copies) in passages.items():
-        text = corpus.vocab.decode(corpus.train[start : start + length])
-        offsets = list(range(0, length - T - cfg.new + 1, T))
-        offsets = offsets[:: max(1, len(offsets) // cfg.recall_prompts)][: cfg.recall_prompts]
-        inside = torch.stack([corpus.train[start + i : start + i + T] for i in offsets])
-        want = [corpus.vocab.decode(corpus.train[start + i + T : start + i + T + cfg.new]) for i in offsets]
-        m |= {
-            f"ch02.dup.{p}.passage": exact(length, "characters", f"length of the {p} passage"),
-            f"ch02.dup.{p}.copies": exact(copies, "copies", f"times the {p} passage occurs in its training text"),
-            f"ch02.dup.{p}.share": exact(copies * length / len(corpora[p].train), "",
-                                         f"share of its duplicated training text that is the {p} passage", 2),
-            f"ch02.dup.{p}.recall_prompts": exact(len(offsets), "prompts", f"prompts from inside the {p} passage"),
-            f"ch02.dup.{p}.val": measured(val[p], "nats", f"validation loss, {p} passage repeated"),
-            f"ch02.dup.{p}.val_diff": measured(val[p] - val["clean"], "nats",
-                                               f"{p} passage repeated minus clean (same seeds)", 2),
-        }  # fmt: skip
-        for name in ("clean", p):
-            rates, recalls, whole = [], [], []
-            for r in results[name]:
-                samples = [corpus.vocab.decode(s) for s in _greedy(model, r, prompts, cfg.new)]
-                rates.append(np.mean([copied(s, text, cfg.match) for s in samples]))
-                got = [corpus.vocab.decode(s) for s in _greedy(model, r, inside, cfg.new)]
-                lengths = [matched_prefix(g, w) for g, w in zip(got, want, strict=True)]
-                recalls.append(np.mean(lengths))
-                whole.append(np.mean([k == cfg.new for k in lengths]))
-            who = "trained on the clean text" if name == "clean" else f"trained with the {p} passage repeated"
-            m |= {
-                f"ch02.dup.{p}.{name}.copy_rate": measured(
-                    rates, "", f"greedy validation samples holding {cfg.match} {p}-passage characters, {who}", 2
-                ),
-                f"ch02.dup.{p}.{name}.recall": measured(
-                    recalls, "characters", f"{p}-passage characters recited exactly after a passage prompt, {who}", 2
-                ),
-                f"ch02.dup.{p}.{name}.whole": measured(
-                    whole, "", f"share of {p}-passage prompts continued exactly for all {cfg.new} characters, {who}", 2
-                ),
-            }
-            series[f"{p}_{name}_recall"] = recalls
-    return Outcome(measurements=m, series=series)
+    """Duplicates: the play's lines that repeat an earlier line exactly (ch02.dupsweep repeats a passage)."""
+    n_lines, distinct_rep, repeats = repeated_lines(load_corpus().text)
+    return Outcome(
+        measurements={
+            "ch02.dup.lines": exact(n_lines, "lines", "non-empty lines of the play"),
+            "ch02.dup.lines_repeated": exact(distinct_rep, "lines", "distinct lines that occur more than once"),
+            "ch02.dup.repeats": exact(repeats, "lines", "lines that repeat an earlier line exactly"),
+            "ch02.dup.repeat_share": exact(repeats / n_lines, "", "share of lines that repeat an earlier one", 2),
+        }
+    )
 
 
 # --------------------------------------------------------------------------- mixtures

@@ -1,7 +1,6 @@
 """Chapter 2, a repeated passage swept (``ch02.dupsweep``): does the toy ever recite it?
 
-A repeated passage, swept. The short
-passage (128 characters from inside the training text, as there) is repeated 200, 1,000 or
+One passage, 128 characters from a third of the way into the training text, is repeated 200, 1,000 or
 5,000 times, at three learning rates and two widths (d_model 16, the default, and 64), three
 seeds each; every setting is scored by how many characters the Decoder recites exactly after
 a prompt from inside the passage, and how often it recites all of them. Against each rate

@@ -9,7 +9,6 @@ import torch
 from model.data import load_corpus, val_windows
 from model.experiments.ch02_data import (
     best_rung,
-    copied,
     doc_lengths,
     matched_prefix,
     mixed,
@@ -53,9 +52,7 @@ def test_best_rung_takes_the_lowest_mean_and_never_a_diverged_rung():
     assert best_rung(finals) == 1
 
 
-def test_copied_and_matched_prefix():
-    assert copied("xxhello worldyy", "say hello world", 11)
-    assert not copied("xxhello worldyy", "say hello world", 12)
+def test_matched_prefix():
     assert matched_prefix("abcx", "abcd") == 3 and matched_prefix("", "a") == 0
 
 
