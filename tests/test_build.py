@@ -138,6 +138,7 @@ def test_check_passes_then_fails_on_a_missing_key(project: Path, capsys: pytest.
     assert "decks/01-bound.md:27:9: error: unknown result key 'ch01.seconds'" in err
 
 
+@pytest.mark.slow
 def test_real_project_passes_strict_check_and_a_copy_with_a_missing_key_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

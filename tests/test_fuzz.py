@@ -85,6 +85,7 @@ def warm_up(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert main(["build", "--to", "html,pptx"]) == 0
 
 
+@pytest.mark.slow
 def test_fuzzed_decks_give_success_or_located_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     failures: list[str] = []
     outcomes: collections.Counter[str] = collections.Counter()

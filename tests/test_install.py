@@ -31,7 +31,7 @@ import pytest
 
 from slidegen.pdf import CHROMIUM_ARGS
 
-pytestmark = pytest.mark.install
+pytestmark = [pytest.mark.install, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -116,6 +116,7 @@ def test_sigkill_of_run_at_random_moments_keeps_results_whole(tmp_path: Path) ->
 PAGE_END = "</html>"
 
 
+@pytest.mark.slow
 def test_sigkill_of_build_at_random_moments_leaves_outputs_whole(tmp_path: Path) -> None:
     r = random.Random(SEED + 1)
     project = fake_project.make_fake_project(tmp_path / "proj")

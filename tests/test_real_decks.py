@@ -79,6 +79,7 @@ def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> 
     assert not problems, problems
 
 
+@pytest.mark.slow
 def test_powerpoint_converts_to_one_page_per_slide(built: Path, tmp_path: Path) -> None:
     soffice = needs.tool("soffice", "libreoffice-impress")
     pdfinfo = needs.tool("pdfinfo", "poppler-utils")

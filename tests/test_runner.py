@@ -201,6 +201,7 @@ def test_quick_runs_every_experiment_and_leaves_results_untouched(project: Proje
     assert sorted(again.ran) == IDS
 
 
+@pytest.mark.slow
 def test_quick_runs_every_registered_experiment_of_this_project(tmp_path: Path) -> None:
     """The real experiments, on a copy of this project (so nothing here is touched)."""
     root = tmp_path / "slidegen"
