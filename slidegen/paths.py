@@ -1,8 +1,8 @@
 """Where a path written in a deck leads: the one check behind ``src:`` imports, ``<<<`` snippets and pictures.
 
-An author names a file three ways: ``src: ./part.md`` (slides to import, :mod:`slidegen.imports`),
-``<<< @/model/x.py`` (code to show, :mod:`slidegen.snippets`) and a picture (``![](img/x.png)``,
-``image:``, ``background:``, ``<img src>``: :mod:`slidegen.media`). :func:`resolve` turns what was
+An author names a file three ways: ``src: ./part.md`` (slides to import, :mod:`slidegen.read.imports`),
+``<<< @/model/x.py`` (code to show, :mod:`slidegen.read.snippets`) and a picture (``![](img/x.png)``,
+``image:``, ``background:``, ``<img src>``: :mod:`slidegen.media.images`). :func:`resolve` turns what was
 written into the file it names, links followed, or stops with an error at the place that wrote it:
 the path is remote, leads outside the project, names no file, names one that cannot be read, or
 cannot be used at all (too long for the file system, a loop of symbolic links, a NUL character).
@@ -70,6 +70,16 @@ def allowed_root(deck_path: Path, root: Path | None) -> Path:
     if root is not None and folder.is_relative_to(root.resolve()):
         return root.resolve()
     return folder
+
+
+def in_project(path: str | Path, root: Path) -> str | None:
+    """``path`` as the project names it (``decks/01-x.md``: relative to ``root``, both resolved, ``/`` between
+    parts), or None when it lies outside ``root`` (or cannot be resolved: a symlink loop)."""
+    try:
+        resolved, base = Path(path).resolve(), Path(root).resolve()
+    except (OSError, RuntimeError):
+        return None
+    return resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else None
 
 
 def shown(text: str | Path) -> str:

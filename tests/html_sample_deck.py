@@ -9,7 +9,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from slidegen.deck import (
+from slidegen.deck.nodes import (
     BulletList,
     Click,
     Code,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slidegen import deck as d
+from slidegen.deck import nodes as d
 
 CODE = (
     "def step(model, batch, lr=3e-2):\n"

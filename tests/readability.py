@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from slidegen import check_words, theme
-from slidegen.figures import picture_facts
+from slidegen import theme
+from slidegen.check import words as check_words
+from slidegen.media.figures import picture_facts
 
 MAIN_PT = float(theme.MIN_MAIN_PT)
 SMALL_PT = float(theme.MIN_SMALL_PT)
@@ -205,9 +206,9 @@ def _png_facts(stream: Any) -> dict[str, Any] | None:
 def slide_words(deck_path: Path) -> list[int]:
     """Words per shown slide of the deck as it is built (bound, its references slide in place), by
     ``slidegen check``'s count, in slide order."""
-    from slidegen.build import bind_project
-    from slidegen.frontmatter import visible
+    from slidegen.pipeline.bound import bind_project
     from slidegen.project import Project
+    from slidegen.read.frontmatter import visible
 
     project = Project(Path(deck_path).resolve().parents[1])
     deck = visible(bind_project(project, only=[deck_path]).deck(deck_path))
@@ -235,7 +236,7 @@ def main(argv: list[str]) -> int:
     """``readability.py [--pptx] FILE...``: print the measurements of built decks."""
     from playwright.sync_api import sync_playwright
 
-    from slidegen.pdf import CHROMIUM_ARGS, find_chromium
+    from slidegen.write.pdf import CHROMIUM_ARGS, find_chromium
 
     root = Path(__file__).resolve().parents[1]
     rows: dict[str, list[SlideSizes]] = {}

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.bind import FilterError, bind_deck, format_result
-from slidegen.deck import Deck, Math, Paragraph, Ref, Slide, Source, Text
-from slidegen.parse import parse_deck
-from slidegen.results import Result, Results
+from slidegen.bind.numbers import FilterError, bind_deck, format_result
+from slidegen.deck.nodes import Deck, Math, Paragraph, Ref, Slide, Source, Text
+from slidegen.read.parse import parse_deck
+from slidegen.record.results import Result, Results
 
 LOSS = Result("ch01.val_loss.final", 2.27634, 0.00213, 3, "nats", "validation loss after 2,000 steps",
               "run ch01.default 9f3c2a1e", 4)
@@ -238,7 +238,7 @@ def test_each_slide_records_its_sources() -> None:
 
 
 def test_the_tooltip_of_a_bound_number_reads_like_a_footnote() -> None:
-    from slidegen.bind import ref_label
+    from slidegen.bind.numbers import ref_label
 
     measured = Result("ch01.loss", 2.27136, 0.0041, 3, "nats", "validation loss at the end",
                       "run ch01.default 87bf0015")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen.cli import main
-from slidegen.results import Result, Results
+from slidegen.cli.main import main
+from slidegen.record.results import Result, Results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -186,9 +186,9 @@ Say {{ ch01.val_loss.final }} and {{ "2,000" }}.
 
 def test_every_reference_is_a_source_of_its_slide_with_its_position(tmp_path: Path) -> None:
     """Title, table cell, alt text, caption, inline and display math, notes: each key at its {{."""
-    from slidegen.build import load_deck
-    from slidegen.deck import Source
-    from slidegen.pptx import write_deck
+    from slidegen.deck.nodes import Source
+    from slidegen.pipeline.bound import load_deck
+    from slidegen.write.pptx import write_deck
 
     run = "run ch01.default 9f3c2a1e"
     results = Results([

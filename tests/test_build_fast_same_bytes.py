@@ -14,15 +14,17 @@ import fake_project
 import pytest
 import yaml
 
-from slidegen import build as build_module
-from slidegen import cited, manifest
-from slidegen.build import build
-from slidegen.cmd_run import write_cited
-from slidegen.figures import FigureRenderer
-from slidegen.library import load_library
+from slidegen.bind import cited
+from slidegen.bind.library import load_library
+from slidegen.cli.run import write_cited
+from slidegen.media.figures import FigureRenderer
+from slidegen.pipeline import bound as bound_module
+from slidegen.pipeline import decks as decks_module
+from slidegen.pipeline import manifest
+from slidegen.pipeline.build import build
 from slidegen.project import Project
-from slidegen.results import Result, Results
-from slidegen.runstore import RunRecord, run_path
+from slidegen.record.results import Result, Results
+from slidegen.record.runstore import RunRecord, run_path
 from tests.test_cites import BIB, CITED, DECK, STYLE
 
 FORMATS = ("html", "pptx", "md")
@@ -83,9 +85,9 @@ def test_caches_and_remembered_entries_write_the_bytes_of_a_build_without_them(p
                                                                                monkeypatch: pytest.MonkeyPatch
                                                                                ) -> None:
     with monkeypatch.context() as slow:  # slidegen before: no cache of any kind, PyYAML's pure-Python parser
-        slow.setattr(build_module, "CachedFigureRenderer",
+        slow.setattr(decks_module, "CachedFigureRenderer",
                      lambda project, out_dir=None: FigureRenderer(project, out_dir=out_dir))
-        slow.setattr(build_module, "load_library", lambda root, cache_dir=None: load_library(root))
+        slow.setattr(bound_module, "load_library", lambda root, cache_dir=None: load_library(root))
         slow.setattr(cited, "_FAST_LOADER", None)
         slow.setattr(cited, "_value", lambda node: yaml.safe_load(yaml.serialize(node)))
         reference = built(project, tmp_path / "reference")
@@ -106,7 +108,7 @@ def test_caches_and_remembered_entries_write_the_bytes_of_a_build_without_them(p
 
 def test_a_one_deck_rebuild_imports_only_what_its_edit_needs(project: Project) -> None:
     built(project, project.build_dir)
-    code = ("import sys\nfrom slidegen.cli import main\nrc = main(['build', sys.argv[1], '-q'])\n"
+    code = ("import sys\nfrom slidegen.cli.main import main\nrc = main(['build', sys.argv[1], '-q'])\n"
             "print(rc, sorted(m for m in ('citeproc', 'matplotlib', 'numpy', 'figures', 'model', 'multiprocessing')"
             " if m in sys.modules))\n")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.check import check_project, hand_typed_numbers
-from slidegen.results import Result, Results
+from slidegen.check.project import check_project, hand_typed_numbers
+from slidegen.record.results import Result, Results
 
 RUN = "run ch01.default 9f3c2a1e"
 ROWS = [

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from test_cites import BIB, CITED, make_project
 
-from slidegen.bibliography import parse_bibliography
-from slidegen.check import check_project
-from slidegen.cited import parse_cited
+from slidegen.bind.bibliography import parse_bibliography
+from slidegen.bind.cited import parse_cited
+from slidegen.check.project import check_project
 
 SHOWN = "# Numbers\n\nGPT-2 reads {{ ch02.gpt2.vocab | int }} tokens; β₂ is {{ ch04.adam.beta2 }}.\n"
 ALL_WORKS = "# Works\n\n[@kingma2014; @loshchilov2019; @kaplan2020; @hoffmann2022; @chowdhery2022; @radford2019]\n"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slidegen.check import check_project
-from slidegen.check_words import slide_words
-from slidegen.parse import parse_text
+from slidegen.check.project import check_project
+from slidegen.check.words import slide_words
+from slidegen.read.parse import parse_text
 
 
 def words(n: int) -> str:

@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen import deck as d
-from slidegen import html, markdown_out, pptx
-from slidegen.build import bind_project
-from slidegen.cited import update_cited
-from slidegen.cmd_run import write_cited
-from slidegen.library import cited_rows, load_library
-from slidegen.parse import parse_text
+from slidegen.bind.cited import update_cited
+from slidegen.bind.library import cited_rows, load_library
+from slidegen.cli.run import write_cited
+from slidegen.deck import nodes as d
+from slidegen.pipeline.bound import bind_project
 from slidegen.project import Project
-from slidegen.results import Result, Results
+from slidegen.read.parse import parse_text
+from slidegen.record.results import Result, Results
+from slidegen.write import html, pptx
+from slidegen.write import markdown as markdown_out
 
 REPO = Path(__file__).resolve().parents[1]
 STYLE = REPO / "styles" / "harvard-cite-them-right.csl"

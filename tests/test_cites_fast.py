@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from slidegen import cited, citestyle
-from slidegen.bibliography import parse_bibliography
-from slidegen.citestyle import CitationStyle, Cluster
+from slidegen.bind import cited, citestyle
+from slidegen.bind.bibliography import parse_bibliography
+from slidegen.bind.citestyle import CitationStyle, Cluster
 from tests.test_cites import BIB, CITED, DECK, make_project
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,7 +125,7 @@ def test_each_input_of_the_formatted_citations_misses_the_cache(tmp_path: Path,
 
 def test_a_build_formats_a_decks_citations_once_while_its_citations_stay(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from slidegen.build import build
+    from slidegen.pipeline.build import build
 
     project = make_project(tmp_path / "p", {"01-cites.md": DECK})
     (project.root / "decks" / "box.png").write_bytes(_png())

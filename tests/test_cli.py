@@ -16,11 +16,11 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen import cmd_run
-from slidegen.check import hand_typed_numbers
-from slidegen.cli import main, version
+from slidegen.check.project import hand_typed_numbers
+from slidegen.cli import run as cmd_run
+from slidegen.cli.main import main, version
 from slidegen.errors import UsageError
-from slidegen.results import Result, Results
+from slidegen.record.results import Result, Results
 
 REPO = fake_project.REPO
 SOURCE = "cited: Example 2020, p. 1"
@@ -376,10 +376,10 @@ UNREACHABLE = {
 
 
 def _raised_messages() -> list[str]:
-    """The message of every ``raise SlidegenError(...)`` in media.py and the writers (html, pptx, markdown)."""
+    """The message of every ``raise SlidegenError(...)`` in media/images.py and the writers (html, pptx, markdown)."""
     package = REPO / "slidegen"
-    files = [package / "media.py", package / "html.py",
-             *sorted((package / "pptx").glob("*.py")), *sorted((package / "markdown_out").glob("*.py"))]
+    files = [package / "media" / "images.py", package / "write" / "html.py",
+             *sorted((package / "write" / "pptx").glob("*.py")), *sorted((package / "write" / "markdown").glob("*.py"))]
     found = []
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

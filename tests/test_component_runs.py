@@ -11,7 +11,7 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen.cli import main
+from slidegen.cli.main import main
 
 SCRIPT = """customElements.define("run-reader", class extends HTMLElement {
   connectedCallback() {

@@ -15,13 +15,14 @@ import needs
 import pytest
 from pptx import Presentation
 
-from slidegen import components, snapshot
-from slidegen.bind import bind_deck
-from slidegen.build import build
-from slidegen.check import check_project
-from slidegen.parse import parse_deck, parse_text
+from slidegen.bind.numbers import bind_deck
+from slidegen.check.project import check_project
+from slidegen.media import components
+from slidegen.pipeline.build import build
 from slidegen.project import Project
-from slidegen.results import Results
+from slidegen.read.parse import parse_deck, parse_text
+from slidegen.record.results import Results
+from slidegen.write import snapshot
 
 FIXTURE = Path(__file__).parent / "fixtures" / "components"
 REPO = Path(__file__).resolve().parents[1]
@@ -315,7 +316,7 @@ def test_the_lr_schedule_deck_helper_attributes_are_what_it_reads():
 
 
 def test_a_fallback_must_name_a_registered_figure():
-    from slidegen.check import _check_figures
+    from slidegen.check.project import _check_figures
 
     deck = parse_text('# A\n\n<lr-schedule alt="x" fallback="fig:ch05.schedulez"></lr-schedule>\n\n'
                       '<lr-schedule alt="y" fallback="ch05.schedules"></lr-schedule>\n', Path("decks/a.md"))

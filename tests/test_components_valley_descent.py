@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from model import valley as vl
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.write.pdf import CHROMIUM_ARGS
 from tests import needs
 
 ROOT = Path(__file__).resolve().parent.parent

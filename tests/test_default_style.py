@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from test_cites import STYLE, cites, make_project
 
-from slidegen.build import bind_project
-from slidegen.check import check_project
-from slidegen.citestyle import CitationStyle, Cluster
+from slidegen.bind.citestyle import CitationStyle, Cluster
+from slidegen.bind.library import DEFAULT_STYLE, load_library
+from slidegen.check.project import check_project
 from slidegen.errors import SlidegenError
-from slidegen.library import DEFAULT_STYLE, load_library
+from slidegen.pipeline.bound import bind_project
 from slidegen.project import Project, read_layout
 
 DECK = """\
@@ -54,7 +54,7 @@ def test_a_project_without_styles_cites_in_the_default_author_date_style(tmp_pat
 
 def test_the_default_style_is_inside_the_package_and_formats_books_and_chapters() -> None:
     assert DEFAULT_STYLE.is_file() and DEFAULT_STYLE.parent.parent.name == "slidegen"
-    from slidegen.bibliography import parse_bibliography
+    from slidegen.bind.bibliography import parse_bibliography
 
     bib = parse_bibliography("@book{b, author = {Lee, Kim and Park, Jo and Choi, Min}, title = {A Book},"
                              " publisher = {Press}, year = {2020}}\n"

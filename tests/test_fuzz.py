@@ -21,7 +21,7 @@ from pathlib import Path
 import fuzz_decks
 import pytest
 
-from slidegen.cli import main
+from slidegen.cli.main import main
 
 CASES = int(os.environ.get("FUZZ_CASES", "200"))
 SEED = int(os.environ.get("FUZZ_SEED", "12"))

@@ -9,8 +9,10 @@ from pathlib import Path
 import html_sample_deck as sample_deck
 import pytest
 
-from slidegen import assets, html, theme
-from slidegen.deck import CodeBlock, Deck, DeckEntry, Paragraph, Slide, Text
+from slidegen import theme
+from slidegen.deck.nodes import CodeBlock, Deck, DeckEntry, Paragraph, Slide, Text
+from slidegen.media import assets
+from slidegen.write import html
 
 kitchen_sink_deck, png = sample_deck.kitchen_sink_deck, sample_deck.png
 
@@ -332,7 +334,7 @@ def test_index_without_decks_says_how_to_add_one(tmp_path):
 
 def test_sample_deck_renders(tmp_path):
     """The parser's fixture deck, once it and the parser exist: every slide a section, clicks counted."""
-    from slidegen import parse
+    from slidegen.read import parse
 
     sample = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
     deck = parse.parse_deck(sample)

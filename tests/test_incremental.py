@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import manifest
-from slidegen.build import build
-from slidegen.cli import main
+from slidegen.cli.main import main
+from slidegen.digests import package_files
+from slidegen.pipeline import manifest
+from slidegen.pipeline.build import build
 from slidegen.project import Project
-from slidegen.results import Result, Results
+from slidegen.record.results import Result, Results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -93,8 +94,9 @@ def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, caps
 
 def test_a_no_op_build_loads_neither_parser_nor_writers(project: Project) -> None:
     assert main(["build", "--to", "html", "-j", "1"]) == 0
-    code = ("import sys\nfrom slidegen.cli import main\nrc = main(['build', '--to', 'html'])\n"
-            "heavy = ('pptx', 'markdown_it', 'jinja2', 'matplotlib', 'slidegen.parse', 'slidegen.build')\n"
+    code = ("import sys\nfrom slidegen.cli.main import main\nrc = main(['build', '--to', 'html'])\n"
+            "heavy = ('pptx', 'markdown_it', 'jinja2', 'matplotlib', 'slidegen.read.parse',\n"
+            "         'slidegen.pipeline.build')\n"
             "print(rc, [m for m in heavy if m in sys.modules])\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", code], cwd=project.root, capture_output=True, text=True, env=env,
@@ -140,8 +142,8 @@ def test_editing_a_component_rebuilds_every_deck_using_it(project: Project) -> N
 
 
 def test_a_new_slidegen_or_theme_rebuilds_every_deck(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    names = {path.relative_to(REPO / "slidegen").as_posix() for path in manifest.package_files()}
-    assert {"theme.py", "templates/deck.html.j2", "templates/theme.css.j2", "html.py"} <= names
+    names = {path.relative_to(REPO / "slidegen").as_posix() for path in package_files()}
+    assert {"theme.py", "templates/deck.html.j2", "templates/theme.css.j2", "write/html.py"} <= names
     assert written(project, ("html",)) == {f"html/{n}.html" for n in ("01-a", "02-b", "03-c", "index")}
     monkeypatch.setattr(manifest, "package_digest", lambda: "another slidegen")
     assert written(project, ("html",)) == {f"html/{n}.html" for n in ("01-a", "02-b", "03-c")}
@@ -196,7 +198,7 @@ def many_decks(project: Project, count: int) -> None:
 
 def test_a_parallel_build_equals_a_serial_one_byte_for_byte(project: Project, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from slidegen import parallel
+    from slidegen.pipeline import parallel
 
     many_decks(project, 4)
     assert not parallel.worth_it(6, 1) and parallel.worth_it(parallel.MIN_DECKS, 2)

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import manifest
-from slidegen.build import bind_project, build
-from slidegen.incremental import Todo
+from slidegen.pipeline import manifest
+from slidegen.pipeline.bound import bind_project
+from slidegen.pipeline.build import build
+from slidegen.pipeline.incremental import Todo
 from slidegen.project import Project
-from slidegen.results import Result, Results
+from slidegen.record.results import Result, Results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,8 +26,8 @@ DECKS = {
                "Steps {{ ch01.b | int }}.\n",
     "03-c.md": "---\ntitle: Deck C\n---\n\n# Deck C\n\nBack to [A](01-a.md#two).\n",
 }
-HEAVY = ("pptx", "markdown_it", "jinja2", "matplotlib", "slidegen.parse", "slidegen.build", "slidegen.html",
-         "slidegen.pptx", "citeproc", "bibtexparser", "yaml")
+HEAVY = ("pptx", "markdown_it", "jinja2", "matplotlib", "slidegen.read.parse", "slidegen.pipeline.build",
+         "slidegen.write.html", "slidegen.write.pptx", "citeproc", "bibtexparser", "yaml")
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
 
 def run_build(project: Project, *args: str) -> tuple[str, list[str]]:
     """``slidegen build ARGS`` in a fresh interpreter: its stderr and the heavy modules it imported."""
-    code = ("import sys\nfrom slidegen.cli import main\nrc = main(['build', *sys.argv[1:]])\n"
+    code = ("import sys\nfrom slidegen.cli.main import main\nrc = main(['build', *sys.argv[1:]])\n"
             f"print(rc, [m for m in {HEAVY!r} if m in sys.modules])\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", code, *args], cwd=project.root, capture_output=True, text=True,

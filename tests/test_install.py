@@ -29,7 +29,7 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.write.pdf import CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.install, pytest.mark.slow]
 

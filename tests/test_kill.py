@@ -22,8 +22,8 @@ import fake_project
 import pytest
 
 from slidegen.project import Project
-from slidegen.results import Result, Results
-from slidegen.runner import run_experiments
+from slidegen.record.results import Result, Results
+from slidegen.run.runner import run_experiments
 
 CASES = int(os.environ.get("KILL_CASES", "3"))
 SEED = int(os.environ.get("KILL_SEED", "12"))

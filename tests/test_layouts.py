@@ -1,4 +1,5 @@
-"""The one table of layouts (slidegen/layouts.py), what each writer maps it to, and writers that cannot drop a node."""
+"""The one table of layouts (slidegen/deck/layouts.py), what each writer maps it to, and writers that cannot
+drop a node."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import deck as d
-from slidegen import html, markdown_out
+from slidegen.deck import nodes as d
+from slidegen.deck.layouts import DEFAULT, LAYOUTS, Layout, layout
 from slidegen.errors import SlidegenError
-from slidegen.layouts import DEFAULT, LAYOUTS, Layout, layout
-from slidegen.markdown_out.marp import marp_class
-from slidegen.parse import parse_text
-from slidegen.pptx import content
-from slidegen.pptx import layout as pptx_layout
-from slidegen.pptx.content import Context, Sizes
-from slidegen.pptx.model import TextBox
+from slidegen.read.parse import parse_text
+from slidegen.write import html
+from slidegen.write import markdown as markdown_out
+from slidegen.write.markdown.marp import marp_class
+from slidegen.write.pptx import content
+from slidegen.write.pptx import layout as pptx_layout
+from slidegen.write.pptx.content import Context, Sizes
+from slidegen.write.pptx.model import TextBox
 
 # --------------------------------------------------------------------------- the table
 

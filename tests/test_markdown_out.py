@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import markdown_out
-from slidegen.build import load_deck
-from slidegen.cli import main
-from slidegen.deck import DeckIndex, Figure, block_inlines, plain_text, slide_blocks, walk_blocks
-from slidegen.parse import parse_deck, parse_text
-from slidegen.results import Result, Results
+from slidegen.cli.main import main
+from slidegen.deck.nodes import DeckIndex, Figure, block_inlines, plain_text, slide_blocks, walk_blocks
+from slidegen.pipeline.bound import load_deck
+from slidegen.read.parse import parse_deck, parse_text
+from slidegen.record.results import Result, Results
+from slidegen.write import markdown as markdown_out
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "decks"

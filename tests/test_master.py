@@ -15,9 +15,10 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen import html, theme
-from slidegen.parse import parse_deck
-from slidegen.pptx import write_deck
+from slidegen import theme
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
+from slidegen.write.pptx import write_deck
 
 pytestmark = [pytest.mark.browser, pytest.mark.office]
 
@@ -149,7 +150,7 @@ def pictures(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
                     str(tmp / "office")], check=True, capture_output=True, timeout=120)
     from playwright.sync_api import sync_playwright
 
-    from slidegen.pdf import CHROMIUM_ARGS
+    from slidegen.write.pdf import CHROMIUM_ARGS
 
     shots = {}
     with sync_playwright() as p:

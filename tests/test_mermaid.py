@@ -14,11 +14,12 @@ import needs
 import pytest
 from pptx import Presentation
 
-from slidegen import components, html, snapshot
-from slidegen.build import build
-from slidegen.check import check_project
-from slidegen.parse import parse_text
+from slidegen.check.project import check_project
+from slidegen.media import components
+from slidegen.pipeline.build import build
 from slidegen.project import Project
+from slidegen.read.parse import parse_text
+from slidegen.write import html, snapshot
 
 FIXTURE = Path(__file__).parent / "fixtures" / "components"
 DECK = "90-widgets"
@@ -37,7 +38,7 @@ def test_a_mermaid_fence_is_a_diagram_box_and_the_page_loads_mermaid_only_then(t
 
 
 def test_a_diagrams_alt_text_is_its_accessible_description_else_its_kind():
-    from slidegen import mermaid
+    from slidegen.media import mermaid
 
     assert mermaid.alt_text("flowchart LR\n  accTitle: Data flow\n  accDescr: Data goes to the model\n  a --> b") == (
         "Data goes to the model")
@@ -53,7 +54,7 @@ def test_mermaid_is_copied_into_the_assets_only_when_a_page_draws_diagrams(tmp_p
 
 
 def test_mermaids_version_is_its_package_json_else_a_digest_of_the_script(tmp_path, monkeypatch):
-    from slidegen import mermaid
+    from slidegen.media import mermaid
 
     dist = tmp_path / "node_modules" / "mermaid" / "dist"
     dist.mkdir(parents=True)
@@ -62,7 +63,7 @@ def test_mermaids_version_is_its_package_json_else_a_digest_of_the_script(tmp_pa
     assert mermaid.version().startswith("sha256:")  # a copy without package.json (an older wheel) still builds
     (dist.parent / "package.json").write_text('{"name": "mermaid", "version": "11.14.0"}')
     assert mermaid.version() == "11.14.0"
-    from slidegen.assets import BUNDLED
+    from slidegen.media.assets import BUNDLED
 
     assert "mermaid/package.json" in BUNDLED  # what the wheel carries
 
@@ -70,7 +71,7 @@ def test_mermaids_version_is_its_package_json_else_a_digest_of_the_script(tmp_pa
 def test_drawing_a_picture_without_playwright_is_a_one_line_setup_error(tmp_path, monkeypatch):
     import sys
 
-    from slidegen.pdf import ChromiumMissing
+    from slidegen.write.pdf import ChromiumMissing
 
     needs.chromium()
     monkeypatch.setitem(sys.modules, "playwright", None)  # installed with --no-deps: an ImportError, not exit 70

@@ -7,7 +7,7 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen import pdf
+from slidegen.write import pdf
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pptx_sample_deck
 import pytest
 from needs import tool
 
-from slidegen.pptx import write_deck
+from slidegen.write.pptx import write_deck
 
 pytestmark = pytest.mark.office
 

@@ -1,4 +1,4 @@
-"""slidegen.parse: Slidev-style Markdown -> Deck."""
+"""slidegen.read.parse: Slidev-style Markdown -> Deck."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.deck import (
+from slidegen.deck.nodes import (
     BulletList,
     Click,
     Code,
@@ -39,8 +39,8 @@ from slidegen.deck import (
     walk_blocks,
 )
 from slidegen.errors import SlidegenError
-from slidegen.mdplugins import markdown
-from slidegen.parse import deck_to_json, parse_deck, parse_text
+from slidegen.read.mdplugins import markdown
+from slidegen.read.parse import deck_to_json, parse_deck, parse_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE = FIXTURES / "decks" / "sample.md"
@@ -832,7 +832,7 @@ def test_sample_deck_uses_every_feature():
 
 def _all_inlines(blocks_):
     """Every inline under ``blocks_``: paragraphs, headings, table cells, nested blocks."""
-    from slidegen.deck import block_inlines, walk_inlines
+    from slidegen.deck.nodes import block_inlines, walk_inlines
 
     for block in walk_blocks(blocks_):
         yield from walk_inlines(block_inlines(block))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from slidegen import paths
-from slidegen.cli import main
+from slidegen.cli.main import main
 from slidegen.errors import SlidegenError
 
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"

@@ -17,9 +17,9 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen import pdf
-from slidegen.cli import main
-from slidegen.parse import parse_deck
+from slidegen.cli.main import main
+from slidegen.read.parse import parse_deck
+from slidegen.write import pdf
 
 FIXTURES = Path(__file__).parent / "fixtures" / "decks"
 SMALL = """\

@@ -11,11 +11,11 @@ import pytest
 from pptx import Presentation
 from pptx.enum.shapes import PP_PLACEHOLDER
 
-from slidegen import deck as d
 from slidegen import theme
+from slidegen.deck import nodes as d
 from slidegen.errors import SlidegenError
-from slidegen.pptx import layout, omml, texmath, write_deck
-from slidegen.pptx.model import Equation, Picture, Table, TextBox
+from slidegen.write.pptx import layout, omml, texmath, write_deck
+from slidegen.write.pptx.model import Equation, Picture, Table, TextBox
 
 M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
@@ -347,7 +347,7 @@ def test_bullets_are_real_bullets(prs):
 
 
 def test_fixture_deck_from_the_parser(tmp_path):
-    from slidegen import parse
+    from slidegen.read import parse
     deck = parse.parse_deck(FIXTURE)
     media = {"img/loss.png": FIXTURE.parent / "img" / "loss.png"}
     warnings = write_deck(deck, tmp_path / f"{deck.slug}.pptx", media)
@@ -375,7 +375,7 @@ def test_a_slide_citing_nothing_has_no_notes_footer(tmp_path):
 
 def test_a_frontmatter_title_names_the_slide_but_the_heading_is_drawn(tmp_path):
     """Slidev never draws a frontmatter ``title``: the title box shows the heading, once."""
-    from slidegen.parse import parse_text
+    from slidegen.read.parse import parse_text
 
     deck = parse_text("---\ntitle: Deck\n---\n\n# Cover\n\n---\ntitle: Keys by title\n---\n\n# Keys\n\nBody text\n",
                       tmp_path / "d.md")
@@ -390,8 +390,8 @@ def test_a_frontmatter_title_names_the_slide_but_the_heading_is_drawn(tmp_path):
 def test_small_html_pictures_leave_the_text_at_full_size(tmp_path):
     """A picture drawn at a fixed scale (an HTML region) needs only its own height, not a figure's minimum:
     three one-line regions among four lines of text leave the text at the size it has without them."""
-    from slidegen import htmlpictures
-    from slidegen.parse import parse_text
+    from slidegen.read.parse import parse_text
+    from slidegen.write import htmlpictures
 
     def sizes_of(with_regions: bool) -> tuple[list[float], list[d.Diagnostic], int]:
         region = "\n\n<div class=\"x\">Region {}</div>" if with_regions else ""

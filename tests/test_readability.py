@@ -15,9 +15,9 @@ import needs
 import pytest
 import readability
 
-from slidegen.build import build
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.pipeline.build import build
 from slidegen.project import Project
+from slidegen.write.pdf import CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -2,7 +2,7 @@
 in Chromium without errors, and convert in LibreOffice to one page per slide.
 
 Browser and office checks skip with a reason when their tool is missing, unless CI is set (the
-browser is the one the product prints with: :func:`slidegen.pdf.find_chromium`).
+browser is the one the product prints with: :func:`slidegen.write.pdf.find_chromium`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import needs
 import pytest
 from pptx import Presentation
 
-from slidegen.build import bind_project, build
-from slidegen.deck import Deck
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.deck.nodes import Deck
+from slidegen.pipeline.bound import bind_project
+from slidegen.pipeline.build import build
 from slidegen.project import Project
+from slidegen.write.pdf import CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = Project(ROOT)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from slidegen.errors import SlidegenError
-from slidegen.results import PREAMBLE, Result, Results
+from slidegen.record.results import PREAMBLE, Result, Results
 
 HEADER = "| key | value | digits | sd | n | unit | what | source |\n|---|---|---|---|---|---|---|---|\n"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from test_check import DATA, LOOP, ROWS, RUN, project
 
-from slidegen.cli import main
+from slidegen.cli.main import main
 from slidegen.errors import UsageError
-from slidegen.results import Result, Results
-from slidegen.results_diff import results_diff
+from slidegen.record.results import Result, Results
+from slidegen.run.results_diff import results_diff
 
 
 def git(root: Path, *args: str) -> None:

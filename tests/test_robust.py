@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen.cli import main
-from slidegen.highlight import highlighted
-from slidegen.pptx.texmath import tex_to_unicode
+from slidegen.cli.main import main
+from slidegen.write.highlight import highlighted
+from slidegen.write.pptx.texmath import tex_to_unicode
 from slidegen.xmlchars import xml_safe
 
 
@@ -134,7 +134,7 @@ def test_a_highlighter_past_its_time_limit_gives_plain_text_and_a_warning(
             yield from [(None, "")] * 64
 
     monkeypatch.setattr(PythonLexer, "get_tokens", crawl)
-    monkeypatch.setattr("slidegen.highlight.TIME_LIMIT", 0.2)
+    monkeypatch.setattr("slidegen.write.highlight.TIME_LIMIT", 0.2)
     highlighted.cache_clear()
     start = time.monotonic()
     assert build(at, {"01-x.md": "# T\n\n```python\nx = 1\n```\n"}) == 0
@@ -185,7 +185,7 @@ def test_a_deck_that_fails_keeps_its_previous_outputs(at: Path) -> None:
 
 def test_a_bug_on_one_deck_exits_70_and_the_others_are_built(
         at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from slidegen.pptx import layout
+    from slidegen.write.pptx import layout
 
     real = layout.build
 
@@ -209,7 +209,7 @@ def test_a_bug_outside_a_deck_exits_70_with_its_location(
         raise KeyError("x")
 
     write_project(at, {"01-a.md": GOOD})
-    monkeypatch.setattr("slidegen.build.bind_project", broken)
+    monkeypatch.setattr("slidegen.pipeline.build.bind_project", broken)
     assert main(["build"]) == 70
     err = capsys.readouterr().err
     assert err.startswith("slidegen: internal error, please report: KeyError: 'x' at ")
@@ -220,8 +220,8 @@ def test_a_bug_outside_a_deck_exits_70_with_its_location(
 
 
 def test_fmt_widths_and_precisions_are_bounded(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from slidegen.bind import FilterError, format_result
-    from slidegen.results import Result
+    from slidegen.bind.numbers import FilterError, format_result
+    from slidegen.record.results import Result
 
     result = Result("ch01.x", 2.5, source="cited: A 2024", digits=3)
     for spec in (".999999999f", ">2000000000", "0>101", "." + "9" * 5000 + "f"):
@@ -236,7 +236,7 @@ def test_fmt_widths_and_precisions_are_bounded(at: Path, capsys: pytest.CaptureF
 
 
 def write_results(root: Path, rows: list) -> None:
-    from slidegen.results import Results
+    from slidegen.record.results import Results
 
     (root / "results").mkdir(exist_ok=True)
     Results(rows).write(root / "results" / "results.md")
@@ -278,7 +278,7 @@ def results_text(value: str = "2.5", digits: str = "3", sd: str = "0.1", n: str 
 
 def located(text: str) -> tuple[int, int, str]:
     from slidegen.errors import SlidegenError
-    from slidegen.results import Results
+    from slidegen.record.results import Results
 
     with pytest.raises(SlidegenError) as caught:
         Results.parse(text)
@@ -311,7 +311,7 @@ def test_a_heading_without_its_space_is_located() -> None:
 
 @pytest.mark.parametrize("variant", ["\ufeff{}", "{}"])
 def test_a_byte_order_mark_and_cr_line_endings_are_accepted(variant: str) -> None:
-    from slidegen.results import Results
+    from slidegen.record.results import Results
 
     plain = results_text()
     for text in (variant.format(plain), variant.format(plain.replace("\n", "\r")),
@@ -341,8 +341,8 @@ def test_results_md_as_a_symlink_loop_is_a_located_error(at: Path, capsys: pytes
 
 
 def test_digits_of_17_on_a_tiny_cited_value_formats(at: Path) -> None:
-    from slidegen.bind import format_result
-    from slidegen.results import Result
+    from slidegen.bind.numbers import format_result
+    from slidegen.record.results import Result
 
     assert format_result(Result("ch01.x", 5e-324, source="cited: A", digits=17)).startswith("0.000")
 
@@ -432,7 +432,7 @@ def test_an_image_src_with_a_nul_or_a_huge_name_is_not_found(at: Path, capsys: p
 
 
 def test_display_math_nested_past_mathtext_falls_back_to_its_source(at: Path) -> None:
-    from slidegen.pptx.texmath import render_png
+    from slidegen.write.pptx.texmath import render_png
 
     deck = "# T\n\n$$\n" + "\\sqrt{" * 30 + "x" + "}" * 30 + "\n$$\n"
     assert build(at, {"01-x.md": deck}) == 0  # found by the fuzz test: pyparsing's RecursionError

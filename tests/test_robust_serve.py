@@ -142,7 +142,7 @@ def test_serve_leaves_build_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     from fake_project import make_fake_project
 
-    from slidegen.figures import FigureRenderer
+    from slidegen.media.figures import FigureRenderer
     from slidegen.serve import Preview
 
     def draw(self: FigureRenderer, name: str) -> tuple[Path, Path]:  # where the renderer would draw

@@ -23,13 +23,13 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen.cmd_run import add_citations, add_run_parser, cmd_run, print_report
-from slidegen.discover import current_fingerprints, discover
+from slidegen.cli.run import add_citations, add_run_parser, cmd_run, print_report
 from slidegen.errors import UsageError
 from slidegen.project import Project
-from slidegen.results import Result, Results
-from slidegen.runner import Store, run_experiments, select
-from slidegen.runstore import RunRecord, compact
+from slidegen.record.discover import current_fingerprints, discover
+from slidegen.record.results import Result, Results
+from slidegen.record.runstore import RunRecord, compact
+from slidegen.run.runner import Store, run_experiments, select
 
 
 def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers load by path
@@ -344,6 +344,6 @@ def test_a_rerun_that_moves_more_than_a_millionth_is_reported(project: Project) 
     ],
 )
 def test_same_number(old: tuple[float, float | None], new: tuple[float, float | None], same: bool) -> None:
-    from slidegen.runner import same_number
+    from slidegen.run.runner import same_number
 
     assert same_number(Result("ch99.x", old[0], old[1]), new[0], new[1]) is same

@@ -15,13 +15,13 @@ import needs
 import pytest
 from sse import Events
 
-from slidegen import pdf, theme
 from slidegen import serve as serve_module
-from slidegen.build import build
-from slidegen.cli import main
+from slidegen import theme
+from slidegen.cli.main import main
 from slidegen.errors import Diagnostic, UsageError
+from slidegen.pipeline.build import build
 from slidegen.project import Project
-from slidegen.results import Result, Results
+from slidegen.record.results import Result, Results
 from slidegen.serve import (
     EventHub,
     Preview,
@@ -33,6 +33,7 @@ from slidegen.serve import (
     snapshot,
 )
 from slidegen.serve.address import browser_url
+from slidegen.write import pdf
 
 DECK = """\
 ---

@@ -13,7 +13,7 @@ import needs
 import pytest
 from sse import Events
 
-from slidegen.build import build
+from slidegen.pipeline.build import build
 from slidegen.project import Project
 from slidegen.serve import Preview
 from slidegen.serve.patch import Patch, slide_patch, split_page
@@ -354,7 +354,7 @@ def test_a_components_script_or_a_save_that_changes_no_slide_reloads(preview: Pr
 def test_a_results_row_or_a_snippet_saved_rebuilds_exactly_the_decks_using_it(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Seen through file-system events (polling once an hour); the manifest knows who cites and who shows what."""
-    from slidegen.results import Result, Results
+    from slidegen.record.results import Result, Results
 
     def results(value: float) -> None:
         Results([Result("ch01.loss", value, digits=3, what="a loss", source="run ch01.default 0123456789ab"),
@@ -390,7 +390,7 @@ def test_a_results_row_or_a_snippet_saved_rebuilds_exactly_the_decks_using_it(tm
 
 def test_a_save_parses_only_the_saved_deck(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """The other decks' state (their index entries, what they depend on) is the manifest's: not parsed again."""
-    from slidegen import parse
+    from slidegen.read import parse
 
     parsed: list[str] = []
     real = parse.parse_text

@@ -18,13 +18,16 @@ from pptx import Presentation
 from pptx.opc.constants import RELATIONSHIP_TYPE as RT
 from pptx.util import Emu
 
-from slidegen import background, html, imports, settings, theme
-from slidegen import deck as d
-from slidegen.check import check_project
-from slidegen.cli import main
+from slidegen import theme
+from slidegen.check.project import check_project
+from slidegen.cli.main import main
+from slidegen.deck import background, settings
+from slidegen.deck import nodes as d
 from slidegen.errors import SlidegenError
-from slidegen.frontmatter import key_warnings
-from slidegen.parse import parse_deck, parse_text
+from slidegen.read import imports
+from slidegen.read.frontmatter import key_warnings
+from slidegen.read.parse import parse_deck, parse_text
+from slidegen.write import html
 from tests import needs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slidev"
@@ -97,7 +100,7 @@ def test_imports_nest_and_a_hidden_import_brings_nothing(tmp_path: Path):
     assert [(site.path.name, site.line, site.frontmatter) for site in deck.imports] == [
         ("01-x.md", 4, {"src": "/parts/a.md", "hide": True}), ("01-x.md", 9, {"src": "parts/b.md"}),
         ("b.md", 4, {"src": "./a.md#2", "class": "deep"})]
-    from slidegen.frontmatter import visible
+    from slidegen.read.frontmatter import visible
 
     assert [s.title for s in visible(deck).slides] == ["One", "B1", "A2"]
 
@@ -148,7 +151,7 @@ def test_import_errors_are_located_in_the_file_that_holds_them(tmp_path: Path, m
 
 
 def test_imports_that_fan_out_stop_at_a_slide_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from slidegen import parse
+    from slidegen.read import parse
 
     monkeypatch.setattr(parse, "MAX_IMPORTED_SLIDES", 6)
     twice = "---\nsrc: ./p{0}.md\n---\n\n---\nsrc: ./p{0}.md\n---\n"
@@ -187,11 +190,11 @@ def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Pa
                                                                      monkeypatch: pytest.MonkeyPatch):
     """Pictures of HTML regions, components and diagrams, display math PowerPoint cannot take, a failed
     highlighter, component data: each names ``parts/p.md`` and its line there, not the importing deck."""
-    from slidegen import highlight, htmlpictures, snapshot
-    from slidegen.check_outputs import math_problems
-    from slidegen.components import Component
-    from slidegen.media import resolve_media
-    from slidegen.pptx import layout
+    from slidegen.check.outputs import math_problems
+    from slidegen.media.components import Component
+    from slidegen.media.images import resolve_media
+    from slidegen.write import highlight, htmlpictures, snapshot
+    from slidegen.write.pptx import layout
 
     part = ("# P\n\n<div style=\"display: grid\">\n<div>cell</div>\n</div>\n\n"  # lines 3-5
             "<lr-x alt=\"x\" run=\"nope\"></lr-x>\n\n"  # line 7
@@ -338,8 +341,8 @@ def test_check_on_the_fixture_names_the_font_once_at_its_key(tmp_path: Path, mon
 
 
 def test_defaults_keep_the_headmatter_bound():
-    from slidegen.bind import bind_deck
-    from slidegen.results import Results
+    from slidegen.bind.numbers import bind_deck
+    from slidegen.record.results import Results
 
     deck = parse_text('---\ntitle: \'Deck {{ "two" }}\'\ndefaults:\n  class: roomy\n---\n\nText\n', Path("d.md"))
     bound, problems = bind_deck(deck, Results())
@@ -412,7 +415,7 @@ def test_html_in_chromium_offline_with_the_colours_it_promises(tmp_path: Path, m
     out = _build(tmp_path, monkeypatch, to="html")
     from playwright.sync_api import sync_playwright
 
-    from slidegen.pdf import CHROMIUM_ARGS
+    from slidegen.write.pdf import CHROMIUM_ARGS
 
     problems: list[str] = []
     with sync_playwright() as pw:

@@ -25,15 +25,15 @@ from typing import Any
 import pytest
 from pptx import Presentation
 
-from slidegen import deck as d
-from slidegen.check import check_decks
-from slidegen.cli import main
+from slidegen.bind.library import load_library
+from slidegen.check.project import check_decks
+from slidegen.cli.main import main
+from slidegen.deck import nodes as d
 from slidegen.errors import Diagnostic
-from slidegen.frontmatter import DECK_KEYS, SLIDE_KEYS, visible
-from slidegen.index import read_decks
-from slidegen.library import load_library
-from slidegen.parse import parse_deck
-from slidegen.results import Results
+from slidegen.pipeline.index import read_decks
+from slidegen.read.frontmatter import DECK_KEYS, SLIDE_KEYS, visible
+from slidegen.read.parse import parse_deck
+from slidegen.record.results import Results
 from tests import needs
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -124,7 +124,7 @@ def test_the_joined_deck_has_exactly_the_slides_of_its_parts(joined: Joined):
 
 
 def test_every_layout_is_in_the_joined_deck(joined: Joined):
-    from slidegen.layouts import LAYOUTS
+    from slidegen.deck.layouts import LAYOUTS
 
     assert {s.layout for s in joined.deck.slides} == set(LAYOUTS) - {"references"}
 

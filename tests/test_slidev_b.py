@@ -20,12 +20,14 @@ import pytest
 from lxml import etree
 from pptx import Presentation
 
-from slidegen import clicks, fallbacks, html
-from slidegen import deck as d
-from slidegen.cli import main
+from slidegen.check import fallbacks
+from slidegen.cli.main import main
+from slidegen.deck import clicks
+from slidegen.deck import nodes as d
 from slidegen.errors import SlidegenError
-from slidegen.parse import parse_deck, parse_text
-from slidegen.pptx import code_steps, math_steps, write_deck
+from slidegen.read.parse import parse_deck, parse_text
+from slidegen.write import html
+from slidegen.write.pptx import code_steps, math_steps, write_deck
 
 FIXTURE = Path(__file__).parent / "fixtures" / "slidev" / "b.md"
 LABEL_RE = re.compile(r"\b([A-Z]\d+b?)\b")
@@ -423,7 +425,7 @@ def test_with_clicks_prints_a_page_and_a_picture_per_click(tmp_path: Path, monke
 
 
 def test_slidev_markdown_keeps_the_click_vocabulary(deck: d.Deck):
-    from slidegen import markdown_out
+    from slidegen.write import markdown as markdown_out
 
     text = markdown_out.writer(deck, {}, "md", d.DeckIndex()).deck_text()
     again = parse_text(text, Path("again.md"))
@@ -497,7 +499,7 @@ def test_pptx_formula_steps_are_dimmed_copies_one_click_each(presentation):
 
 
 def test_formula_rows_and_dimming():
-    from slidegen.pptx import omml
+    from slidegen.write.pptx import omml
 
     assert omml.top_level_rows(r"a \\ b") and not omml.top_level_rows(r"\begin{aligned} a \\ b \end{aligned}")
     assert omml.top_level_rows(r"\begin{cases} 1 \\ 2 \end{cases} \\ y") and not omml.top_level_rows(r"\frac{a}{b}")

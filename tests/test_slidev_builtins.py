@@ -11,9 +11,9 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen import clicks
-from slidegen.build import build
-from slidegen.check import check_project
+from slidegen.check.project import check_project
+from slidegen.deck import clicks
+from slidegen.pipeline.build import build
 from slidegen.project import Project
 
 DECK = """\
@@ -106,7 +106,7 @@ def test_builtins_leave_nothing_in_the_page_and_no_picture_in_powerpoint(project
 
 
 def test_a_block_of_one_line_reveals_is_one_part_per_element_each_with_its_click() -> None:
-    from slidegen import deck as d
+    from slidegen.deck import nodes as d
 
     html = '<div v-click>a</div>\n<div v-click="3">b</div>\n<p>c</p>\n<img v-after src="x.png">'
     timings = (d.Timing(1), d.Timing(3), d.Timing(3))

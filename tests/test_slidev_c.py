@@ -17,13 +17,15 @@ from PIL import Image
 from pptx import Presentation
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 
-from slidegen import deck as d
-from slidegen import html, htmlpictures, media, rawimages, singlefile, snapshot
-from slidegen.cli import main
+from slidegen.cli.main import main
+from slidegen.deck import nodes as d
+from slidegen.deck import rawimages
 from slidegen.errors import SlidegenError
-from slidegen.parse import parse_deck, parse_text
-from slidegen.pdf import CHROMIUM_ARGS, ChromiumMissing
-from slidegen.pptx import write_deck
+from slidegen.media import images as media
+from slidegen.read.parse import parse_deck, parse_text
+from slidegen.write import html, htmlpictures, singlefile, snapshot
+from slidegen.write.pdf import CHROMIUM_ARGS, ChromiumMissing
+from slidegen.write.pptx import write_deck
 
 FIXTURE = Path(__file__).parent / "fixtures" / "slidev" / "c.md"
 GRID_LINE, IFRAME_LINE, LAYOUT_URL_LINE, COLUMN_LINE = 27, 45, 51, 70
@@ -137,7 +139,7 @@ def test_html_shows_raw_pictures_from_media(deck: d.Deck, tmp_path: Path):
 
 
 def test_markdown_exports_point_raw_pictures_at_their_copies(deck: d.Deck):
-    from slidegen import markdown_out
+    from slidegen.write import markdown as markdown_out
 
     text = markdown_out.writer(deck, {"img/swatch.png": "media/swatch-1.png"}, "md", d.DeckIndex()).deck_text()
     assert '<img src="media/swatch-1.png" alt="Three coloured bars" width="240">' in text

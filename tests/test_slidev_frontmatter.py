@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen import html
-from slidegen.check import check_project
-from slidegen.cli import main
-from slidegen.frontmatter import is_hidden, key_warnings, visible
-from slidegen.parse import parse_deck
+from slidegen.check.project import check_project
+from slidegen.cli.main import main
+from slidegen.read.frontmatter import is_hidden, key_warnings, visible
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
 
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "slidev_frontmatter.md"
 

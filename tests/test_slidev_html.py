@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen import deck as d
-from slidegen import html, markdown_out, rawhtml
-from slidegen.parse import parse_deck, parse_text
-from slidegen.pptx import write_deck
+from slidegen.deck import nodes as d
+from slidegen.deck import rawhtml
+from slidegen.read.parse import parse_deck, parse_text
+from slidegen.write import html
+from slidegen.write import markdown as markdown_out
+from slidegen.write.pptx import write_deck
 
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "slidev_html.md"
 

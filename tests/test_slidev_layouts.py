@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen import deck as d
-from slidegen import html, markdown_out
-from slidegen.frontmatter import key_warnings
-from slidegen.layouts import LAYOUTS
-from slidegen.parse import parse_deck
-from slidegen.pptx import write_deck
+from slidegen.deck import nodes as d
+from slidegen.deck.layouts import LAYOUTS
+from slidegen.read.frontmatter import key_warnings
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
+from slidegen.write import markdown as markdown_out
+from slidegen.write.pptx import write_deck
 
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "slidev_layouts.md"
 IMAGE = FIXTURE.parent / "img" / "loss.png"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from slidegen.parse import parse_text
+from slidegen.read.parse import parse_text
 
 
 def parse(text: str):

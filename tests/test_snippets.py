@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import deck as d
-from slidegen import html
-from slidegen.cli import main
+from slidegen.cli.main import main
+from slidegen.deck import nodes as d
 from slidegen.errors import SlidegenError
-from slidegen.parse import parse_deck
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
 
 CODE = '''"""A module."""
 
@@ -116,7 +116,7 @@ def test_inside_a_fence_the_line_is_code(project: Path):
 
 def test_a_line_range_of_a_region_splits_long_code_over_slides(tmp_path) -> None:
     """``#name:3-4``: lines 3 to 4 of the region, dedented; a range past its end is a clear error."""
-    from slidegen.snippets import SnippetError, load_snippet
+    from slidegen.read.snippets import SnippetError, load_snippet
 
     (tmp_path / "decks").mkdir()
     (tmp_path / "code.py").write_text("def f():\n    # #region body\n    a = 1\n    if a:\n        b = 2\n"

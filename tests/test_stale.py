@@ -20,12 +20,12 @@ import fake_project
 import numpy as np
 import pytest
 
-from slidegen.check import check_project
-from slidegen.discover import current_fingerprints, discover, environment, library_versions, same_config
+from slidegen.check.project import check_project
 from slidegen.project import Project
-from slidegen.results import Result, Results
-from slidegen.runner import Store, is_current, run_experiments
-from slidegen.runstore import RunRecord, run_path
+from slidegen.record.discover import current_fingerprints, discover, environment, library_versions, same_config
+from slidegen.record.results import Result, Results
+from slidegen.record.runstore import RunRecord, run_path
+from slidegen.run.runner import Store, is_current, run_experiments
 
 REPO = fake_project.REPO
 IDS = ["ch99.alpha", "ch99.beta", "ch99.slow"]
@@ -180,7 +180,7 @@ def test_a_setting_that_changes_is_another_config_and_another_fingerprint(tmp_pa
 
 
 FINGERPRINTS = (
-    "import json, sys; from pathlib import Path; from slidegen.discover import current_fingerprints; "
+    "import json, sys; from pathlib import Path; from slidegen.record.discover import current_fingerprints; "
     "from slidegen.project import Project; "
     "print(json.dumps(current_fingerprints(Project(Path(sys.argv[1])))))"
 )

@@ -15,7 +15,7 @@ import fake_project
 import pytest
 
 from slidegen.project import Project
-from slidegen.runner import run_experiments
+from slidegen.run.runner import run_experiments
 from slidegen.serve import Preview
 
 MODULE = "model/experiments/ch99_fake.py"

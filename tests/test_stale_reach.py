@@ -1,4 +1,4 @@
-"""Fingerprints by what an experiment reaches (format 4, :mod:`slidegen.reach`), on copies of this
+"""Fingerprints by what an experiment reaches (format 4, :mod:`slidegen.record.reach`), on copies of this
 project's model/: a helper moved to another module changes no fingerprint; an edit changes exactly
 the fingerprints of the experiments that reach what was edited; an edit of a function nothing
 reaches changes none; and staleness is told without importing anything (no torch, no model/),
@@ -16,8 +16,8 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen.discover import current_fingerprints, fingerprints
 from slidegen.project import Project
+from slidegen.record.discover import current_fingerprints, fingerprints
 
 REPO = fake_project.REPO
 COMMON = "model/experiments/common.py"
@@ -126,8 +126,8 @@ class Refuse(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Refuse())
 from slidegen.project import Project
-from slidegen.results import Results
-from slidegen.stale import fingerprints_or_problem, stale_keys
+from slidegen.record.results import Results
+from slidegen.record.stale import fingerprints_or_problem, stale_keys
 
 project = Project(Path(sys.argv[1]))
 found, problem = fingerprints_or_problem(project)

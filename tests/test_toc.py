@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slidegen import deck as d
-from slidegen.html import render_deck
-from slidegen.parse import parse_text
+from slidegen.deck import nodes as d
+from slidegen.read.parse import parse_text
+from slidegen.write.html import render_deck
 
 SECTIONS = """\
 ---

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from slidegen import manifest
 from slidegen.atomic import atomic_write
 from slidegen.errors import Diagnostic, SlidegenError, UsageError, display_path
+from slidegen.pipeline import manifest
 from slidegen.project import Project
 from slidegen.serve.address import DEFAULT_HOST, DEFAULT_PORT, browser_url, check_host, is_loopback
 from slidegen.serve.errorpage import error_page
@@ -259,8 +259,9 @@ class Preview:
         changed: the page's bytes may not). Returns the names of the pages rebuilt (``01-x.html``,
         ``index.html``).
         """
-        from slidegen import html
-        from slidegen.build import build, project_index
+        from slidegen.pipeline.bound import project_index
+        from slidegen.pipeline.build import build
+        from slidegen.write import html
 
         with self._lock:
             start = time.perf_counter()
@@ -371,7 +372,7 @@ def _since_saved(files: Iterable[Path]) -> float | None:
 
 def _stale_of(path: Path, diagnostics: list[Diagnostic]) -> list[str]:
     """The stale-result warnings reported for the deck at ``path``, for its page's banner."""
-    from slidegen.stale import is_stale_warning
+    from slidegen.record.stale import is_stale_warning
 
     target = path.resolve()
     return [str(d) for d in diagnostics if is_stale_warning(d) and Path(d.path).resolve() == target]

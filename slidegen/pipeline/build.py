@@ -1,0 +1,175 @@
+"""``slidegen build``: every deck read and bound once, written in each format, outputs moved into place whole.
+
+The stages are apart: :mod:`.bound` reads and binds the project's decks once (the deck index made from
+them goes to every writer: links between decks, the index page, so no writer reads a deck's source);
+:mod:`.decks` writes each deck through the writer table (:mod:`.writers`) into a staging folder
+(:mod:`.staging`); :mod:`.incremental` plans what is out of date and :mod:`.parallel` spreads the decks
+over processes. This module only puts them in that order, then prints PDF and PNG and the index page.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from slidegen.deck.nodes import Deck
+from slidegen.errors import Diagnostic, display_path
+from slidegen.formats import DEFAULT_FORMATS, PARALLEL_FORMATS
+from slidegen.pipeline import incremental, parallel
+from slidegen.pipeline.bound import bind_project
+from slidegen.pipeline.decks import BuildSettings, build_decks
+from slidegen.project import Project
+
+__all__ = ["BuildReport", "build"]
+
+
+@dataclass
+class BuildReport:
+    """What one build wrote and what went wrong."""
+
+    written: list[Path] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    internal: list[str] = field(default_factory=list)
+    """Bugs met (one "internal error, please report" message each); the build goes on without that deck."""
+    skipped: list[Path] = field(default_factory=list)
+    """Decks whose outputs were all up to date (nothing of theirs was written)."""
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.internal) or any(d.severity == "error" for d in self.diagnostics)
+
+
+def build(
+    project: Project,
+    paths: Sequence[Path] | None = None,
+    formats: Sequence[str] = DEFAULT_FORMATS,
+    out: Path | None = None,
+    notes: bool = False,
+    html_dir: Path | None = None,
+    figures_dir: Path | None = None,
+    scale: float = 1.5,
+    progress: Callable[[str, str], None] | None = None,
+    single_file: bool = False,
+    with_clicks: bool = False,
+    animate: bool = True,
+    force: bool = False,
+    jobs: int = 1,
+) -> BuildReport:
+    """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
+
+    Only outputs whose inputs changed since the last build into ``out`` are written (the
+    manifest ``out/.manifest.json``, see :mod:`slidegen.pipeline.manifest`); ``force`` writes them all.
+    A deck with an error is reported and skipped; the others are still built. Each deck's
+    outputs are written to a staging folder first and moved into place only when every
+    writer succeeded: a deck's outputs of one build all land or none do. PDF is printed
+    from the HTML (``out/html``, or a temporary ``html_dir`` when HTML is not asked for); with
+    ``notes``, each deck is also printed with its speaker notes under each slide, as
+    ``SLUG.notes.pdf`` beside ``SLUG.pdf``. PNG pictures are taken from the HTML too, at ``scale``
+    device pixels per CSS pixel (1.5: 1920x1080). ``figures_dir`` is where figures are drawn and
+    cached (default: ``build/figures``). ``progress(deck, output)`` is called as each output of a
+    deck is done. With ``single_file``, each deck's HTML page is made one self-contained file
+    (:mod:`slidegen.write.singlefile`). ``with_clicks``: PDF and PNG show each click of a slide, not only
+    its final state; ``animate``: PowerPoint slides animate their clicks (``False``: final-state slides).
+    ``jobs``: worker processes for HTML and PowerPoint (0: one per core).
+    """
+    out = out or project.build_dir
+    browsed = "pdf" in formats or "png" in formats
+    if browsed:
+        from slidegen.write import pdf, png
+
+        png.check_scale(scale)
+        pdf.check_available()  # before any work: no Chromium is a set-up problem (exit 2)
+        if "html" not in formats and html_dir is None:
+            with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
+                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp), figures_dir=figures_dir,
+                             progress=progress, scale=scale, single_file=single_file,
+                             with_clicks=with_clicks, animate=animate, force=force, jobs=jobs)
+    html_dir = html_dir or out / "html"
+    targets = list(paths) if paths else project.deck_paths()
+    report = BuildReport()
+    if not paths:  # a deck file no build can read: its error, and the other decks built
+        report.diagnostics += [Diagnostic(f"{display_path(p.parent)}/{p.name}", 1, 1, f"cannot read the deck: {why}")
+                               for p, why in project.unusable_decks()]
+    todo = incremental.Todo.make(project, targets, tuple(formats), out, html_dir, notes, scale, force,
+                                 with_clicks=with_clicks, animate=animate, single_file=single_file)
+    every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
+    todo.entries_from(every)
+    todo.inputs.rows()  # read once for the plan; says why staleness could not be told, if it could not
+    if todo.paths and todo.inputs.stale_problem is not None:
+        report.diagnostics.append(todo.inputs.stale_problem)
+    settings = BuildSettings(tuple(formats), out, html_dir, figures_dir, animate)
+    jobs = jobs or parallel.cores()
+    if parallel.worth_it(len(todo.paths), jobs) and set(formats) <= PARALLEL_FORMATS:
+        built = parallel.build_parallel(project, todo.paths, todo.deck_formats, settings, every, jobs, progress)
+    else:
+        built = build_decks(project, todo.paths, todo.deck_formats, settings, every, todo.index(), progress)
+    printable: list[tuple[Deck, Path]] = []
+    used: dict[str, Path] = {}
+    diagrams = False
+    for deck_built in built:
+        report.written.extend(deck_built.reported)
+        report.diagnostics.extend(deck_built.diagnostics)
+        report.internal.extend(deck_built.internal)
+        if deck_built.printable is not None:
+            printable.append(deck_built.printable)
+        used.update((p.name, p) for p in deck_built.component_files)
+        diagrams = diagrams or deck_built.diagrams
+    report.diagnostics.extend(todo.replayed())
+    report.skipped.extend(todo.fresh)
+    page = todo.finish(built)
+    if built and ("html" in formats or browsed):
+        from slidegen.write import html
+
+        html.copy_assets(html_dir, components=sorted(used.values()), mermaid=diagrams)
+    if single_file:
+        report.diagnostics.extend(_single_files([(b.path, final) for b in built for flavor, final in b.written
+                                                 if flavor == "html"]))
+    if "pdf" in formats and printable:
+        def printed(deck: Deck) -> None:
+            if progress is not None:
+                progress(display_path(deck.path), "pdf")
+
+        written_pdf, problems = pdf.print_decks(printable, out / "pdf", on_printed=printed, with_clicks=with_clicks)
+        report.written.extend(written_pdf)
+        report.diagnostics.extend(problems)
+        todo.printed("pdf", written_pdf, problems)
+        if notes:
+            written_pdf, problems = pdf.print_decks(printable, out / "pdf", notes=True, suffix=".notes.pdf")
+            report.written.extend(written_pdf)
+            report.diagnostics.extend(p for p in problems if p not in report.diagnostics)
+            todo.printed("pdf", written_pdf, problems)
+    if "png" in formats and printable:
+        written_png, problems = png.snapshot_decks(printable, out / "png", scale, with_clicks)
+        report.written.extend(written_png)
+        report.diagnostics.extend(problems)
+        todo.printed("png", written_png, problems)
+    if "html" in formats and (page is not None or built):  # last: it links the PPTX and PDF written above
+        from slidegen.write import html
+
+        if not built:
+            html.copy_assets(html_dir)
+        decks = todo.index().decks
+        files = {d.slug: {"pptx": out / "pptx" / f"{d.slug}.pptx", "pdf": out / "pdf" / f"{d.slug}.pdf"}
+                 for d in decks}
+        # the page the manifest says changed is written; else only when what it shows moved (counts, files)
+        index_page = html.write_index(decks, html_dir, project.layout.title, files, changed_only=page is None)
+        if index_page is not None:
+            report.written.append(index_page)
+    todo.save(page)
+    return report
+
+
+def _single_files(pages: Sequence[tuple[Path, Path]]) -> list[Diagnostic]:
+    """Make each built page one self-contained file; a warning for each file it names that is not there."""
+    from slidegen.write import singlefile
+
+    problems: list[Diagnostic] = []
+    for source, page in pages:
+        def warn(url: str, source: Path = source) -> None:
+            problems.append(Diagnostic(display_path(source), 1, 1, f"single file: '{url}' is not in the "
+                                       "build, so the page still loads it from beside it", "warning"))
+
+        singlefile.write_single(page, warn)
+    return problems
