@@ -7,8 +7,13 @@ hidden).
 
 from __future__ import annotations
 
+import argparse
+import json
+
 from slidegen.bind.numbers import is_literal
 from slidegen.deck.nodes import Deck, Slide, slide_refs
+from slidegen.errors import display_path
+from slidegen.project import find_project
 
 
 def summary(deck: Deck, where: str) -> list[str]:
@@ -36,3 +41,17 @@ def _details(slide: Slide) -> str:
     if slide.frontmatter.get("hide") is True:
         parts.append("hidden")
     return f"  [{'; '.join(parts)}]" if parts else ""
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from slidegen.cli.decknames import resolve_deck
+    from slidegen.read.parse import deck_to_json, parse_deck
+
+    project = find_project()
+    path = resolve_deck(project, args.deck)
+    deck = parse_deck(path)
+    if args.json:
+        print(json.dumps(deck_to_json(deck), indent=2, ensure_ascii=False, default=str))
+    else:
+        print("\n".join(summary(deck, display_path(path))))
+    return 0

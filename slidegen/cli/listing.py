@@ -7,6 +7,7 @@ citing them; figures with the module defining them and the slides showing them.
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from slidegen.bind.numbers import format_result
 from slidegen.deck.nodes import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
 from slidegen.errors import display_path
 from slidegen.pipeline.index import citations, project_decks, slide_finder
-from slidegen.project import Project
+from slidegen.project import Project, find_project
 from slidegen.record.results import Result
 
 
@@ -109,3 +110,20 @@ def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     return ["  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[-1]]).rstrip()
             for row in rows]
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    project = find_project()
+    if args.list_command == "decks":
+        lines = list_decks(project)
+    elif args.list_command == "keys":
+        from slidegen.pipeline.bound import load_results
+
+        lines = list_keys(project, load_results(project), args.pattern)
+    else:
+        from slidegen.media.figures import discover_figures
+
+        figures = {name: (info.path, info.line) for name, info in discover_figures(project).items()}
+        lines = list_figures(project, figures)
+    print("\n".join(lines))
+    return 0

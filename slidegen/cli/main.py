@@ -9,20 +9,15 @@ report", with where it happened). ``-q`` keeps only errors, ``-v`` says more; ``
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
 import sys
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-from slidegen.cli.run import add_run_parser, cmd_run
-from slidegen.errors import EXIT_INTERNAL, Diagnostic, SlidegenError, UsageError, display_path, internal_error
-from slidegen.project import find_project
+from slidegen.cli import build, check, init, inspect, listing, results, run, serve
+from slidegen.cli.run import add_run_parser
+from slidegen.errors import EXIT_INTERNAL, SlidegenError, UsageError, internal_error
 
 
 def version() -> str:
@@ -271,222 +266,9 @@ def make_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------- commands
 
 
-def cmd_init(args: argparse.Namespace) -> int:
-    import shlex
-
-    from slidegen.cli.scaffold import init_project
-
-    target = Path(args.dir)
-    written = init_project(target)
-    if not args.quiet:
-        where = display_path(target.resolve())
-        print(f"wrote a slidegen project into {where}/:")
-        for path in written:
-            print(f"  {path.relative_to(target).as_posix()}")
-        step = "" if target.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(args.dir)} && "
-        print(f"next: {step}slidegen serve   (or slidegen build, slidegen check --strict)")
-    return 0
-
-
-def cmd_build(args: argparse.Namespace) -> int:
-    from slidegen.cli.decknames import resolve_decks
-    from slidegen.formats import DEFAULT_FORMATS
-
-    project = find_project()
-    formats = args.to or DEFAULT_FORMATS
-    if args.notes and "pdf" not in formats:
-        raise UsageError("--notes writes the PDF with speaker notes: add pdf to --to (e.g. --to html,pdf)")
-    if args.single_file and "html" not in formats:
-        raise UsageError("--single-file makes each deck's HTML one file: add html to --to (e.g. --to html,pdf)")
-    if args.with_clicks and not {"pdf", "png"} & set(formats):
-        raise UsageError("--with-clicks prints each click of a slide to PDF or PNG: add pdf or png to --to")
-    paths = resolve_decks(project, args.decks) if args.decks else None
-    start = time.perf_counter()
-    if not args.force and not (paths is None and project.unusable_decks()):
-        # nothing changed: said from the manifest and file bytes, without loading the writers (a deck file
-        # that cannot be read goes through the build, which reports it)
-        from slidegen.pipeline.incremental import up_to_date
-
-        warnings = up_to_date(project, paths or project.deck_paths(), formats, args.out or project.build_dir,
-                              notes=args.notes, scale=args.scale, with_clicks=args.with_clicks,
-                              animate=args.clicks == "animate", single_file=args.single_file)
-        if warnings is not None:
-            warnings = _strict_stale(warnings, args.strict)
-            failed = any(w.severity == "error" for w in warnings)
-            for warning in warnings:
-                if not args.quiet or warning.severity == "error":
-                    print(warning, file=sys.stderr)
-            if not args.quiet:
-                print(f"up to date ({time.perf_counter() - start:.2f} s)", file=sys.stderr)
-            return 1 if failed else 0
-    from slidegen.pipeline.build import build
-
-    count = len(paths) if paths is not None else len(project.deck_paths())
-    slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
-    with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
-        report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale,
-                       single_file=args.single_file,
-                       with_clicks=args.with_clicks, animate=args.clicks == "animate",
-                       force=args.force, jobs=args.jobs)
-    report.diagnostics = _strict_stale(report.diagnostics, args.strict)
-    for diagnostic in report.diagnostics:
-        if not (args.quiet and diagnostic.severity != "error"):
-            print(diagnostic, file=sys.stderr)
-    for message in report.internal:
-        print(message, file=sys.stderr)
-    outputs = [p for p in report.written
-               if p.suffix in (".html", ".pptx", ".pdf", ".png", ".md") and p.name != "index.html"]
-    if args.verbose:
-        for path in report.written:
-            print(f"wrote {display_path(path)}", file=sys.stderr)
-    if not args.quiet and not report.written and not report.failed:
-        print(f"up to date ({time.perf_counter() - start:.2f} s)", file=sys.stderr)
-    elif not args.quiet:
-        print(
-            f"built {len(outputs)} file(s) in {time.perf_counter() - start:.2f} s"
-            + (f" into {display_path(args.out or project.build_dir)}/" if outputs else ""),
-            file=sys.stderr,
-        )
-    return EXIT_INTERNAL if report.internal else 1 if report.failed else 0
-
-
-def _strict_stale(diagnostics: Sequence[Diagnostic], strict: bool) -> list[Diagnostic]:
-    """``diagnostics``, with each stale-result warning an error under ``--strict``."""
-    from slidegen.record.stale import is_stale_warning
-
-    return [replace(d, severity="error") if strict and is_stale_warning(d) else d for d in diagnostics]
-
-
-class _progress:
-    """A bar per deck and output on a terminal (plain lines elsewhere), when a build does several things."""
-
-    def __init__(self, args: argparse.Namespace, total: int, many: bool) -> None:
-        self.on = many and not args.quiet
-        self.total = total
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> Callable[[str, str], None] | None:
-        if not self.on:
-            return None
-        from rich.console import Console
-
-        console = Console(stderr=True)
-        if console.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=console, transient=True)
-            self.task = self.bar.add_task("building", total=self.total)
-            self.bar.start()
-        return self.tick
-
-    def tick(self, deck: str, output: str) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, advance=1, description=f"{deck} [dim]{output}[/dim]")
-        else:
-            print(f"{deck}: {output}", file=sys.stderr, flush=True)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    from slidegen.check.project import check_project
-    from slidegen.media.figures import FigureRenderer, figure_names
-    from slidegen.record.discover import environment
-    from slidegen.record.stale import current_fingerprints
-
-    project = find_project()
-    names = figure_names(project)
-    diagnostics = check_project(
-        project.root, strict=args.strict, fingerprints=current_fingerprints(project) or {}, figure_names=names,
-        environment=environment(), strict_env=args.strict_env, verbose=args.verbose,
-    )
-    diagnostics += FigureRenderer(project).problems(names)
-    for diagnostic in diagnostics:
-        if diagnostic.severity == "error":
-            print(diagnostic, file=sys.stderr)
-        elif not args.quiet:
-            print(diagnostic)
-    errors = sum(d.severity == "error" for d in diagnostics)
-    warnings = len(diagnostics) - errors
-    if not args.quiet:
-        checked = len(project.deck_paths()) + len(project.unusable_decks())
-        print(f"{checked} deck(s) checked: {errors} error(s), {warnings} warning(s)")
-    return 1 if errors else 0
-
-
-def cmd_results(args: argparse.Namespace) -> int:
-    from slidegen.run.results_diff import printed_changed, results_diff
-
-    changes = results_diff(find_project().root, args.rev)
-    shown = [change for change in changes if args.verbose or printed_changed(change)]
-    for change in shown:
-        print(change)
-    rest = len(changes) - len(shown)
-    if rest:
-        print(f"{rest} more value(s) changed below the precision slides show (`-v` lists them)")
-    if not changes:
-        print(f"no result changed since {args.rev}")
-    return 0
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    from slidegen.serve import DEFAULT_HOST, serve
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt  # SIGTERM ends the preview as Ctrl-C does: its temporary folder is removed
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        # the default is loopback; any other address must come from an explicit --host
-        host, remote = args.host or DEFAULT_HOST, args.host is not None
-        if args.open:
-            return serve(find_project(), host=host, port=args.port, allow_remote=remote, open_browser=True)
-        return serve(find_project(), host=host, port=args.port, allow_remote=remote)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def cmd_inspect(args: argparse.Namespace) -> int:
-    from slidegen.cli.decknames import resolve_deck
-    from slidegen.read.parse import deck_to_json, parse_deck
-
-    project = find_project()
-    path = resolve_deck(project, args.deck)
-    deck = parse_deck(path)
-    if args.json:
-        print(json.dumps(deck_to_json(deck), indent=2, ensure_ascii=False, default=str))
-    else:
-        from slidegen.cli.inspect import summary
-
-        print("\n".join(summary(deck, display_path(path))))
-    return 0
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    from slidegen.cli import listing
-
-    project = find_project()
-    if args.list_command == "decks":
-        lines = listing.list_decks(project)
-    elif args.list_command == "keys":
-        from slidegen.pipeline.bound import load_results
-
-        lines = listing.list_keys(project, load_results(project), args.pattern)
-    else:
-        from slidegen.media.figures import discover_figures
-
-        figures = {name: (info.path, info.line) for name, info in discover_figures(project).items()}
-        lines = listing.list_figures(project, figures)
-    print("\n".join(lines))
-    return 0
-
-
-COMMANDS = {"init": cmd_init, "build": cmd_build, "run": cmd_run, "check": cmd_check, "results": cmd_results,
-            "inspect": cmd_inspect, "serve": cmd_serve, "list": cmd_list}
+COMMANDS = {"init": init.cmd_init, "build": build.cmd_build, "run": run.cmd_run, "check": check.cmd_check,
+            "results": results.cmd_results, "inspect": inspect.cmd_inspect, "serve": serve.cmd_serve,
+            "list": listing.cmd_list}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ named ``gitignore`` is written as ``.gitignore`` (a dot file is easily lost from
 
 from __future__ import annotations
 
+import argparse
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -57,3 +58,18 @@ def init_project(target: Path) -> list[Path]:
         path.write_bytes(data)
         written.append(path)
     return written
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    import shlex
+
+    target = Path(args.dir)
+    written = init_project(target)
+    if not args.quiet:
+        where = display_path(target.resolve())
+        print(f"wrote a slidegen project into {where}/:")
+        for path in written:
+            print(f"  {path.relative_to(target).as_posix()}")
+        step = "" if target.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(args.dir)} && "
+        print(f"next: {step}slidegen serve   (or slidegen build, slidegen check --strict)")
+    return 0
