@@ -9,6 +9,7 @@ import struct
 import zlib
 from pathlib import Path
 
+from slidegen.deck import clicks
 from slidegen.deck.nodes import (
     BulletList,
     Click,
@@ -80,8 +81,9 @@ def slide(index: int, layout: str, blocks, **kw) -> Slide:
     if not title and blocks and isinstance(blocks[0], Heading):
         title = "".join(c.text for c in blocks[0].children if isinstance(c, Text))
         kw.setdefault("title_heading", 0)
-    return Slide(index=index, line=index * 10, layout=layout, frontmatter=kw.pop("frontmatter", {}),
-                 title=title, content="", blocks=tuple(blocks), **kw)
+    built = Slide(index=index, line=index * 10, layout=layout, frontmatter=kw.pop("frontmatter", {}),
+                  title=title, content="", blocks=tuple(blocks), **kw)
+    return clicks.resolve(built)  # as the reader does: writers take a slide's click timings as given
 
 
 CODE = """\

@@ -114,3 +114,23 @@ def test_the_import_graph_has_no_circle() -> None:
 
     for module in sorted(graph):
         visit(module)
+
+
+def test_writers_take_settings_and_clicks_from_the_deck() -> None:
+    """The deck's settings (``Deck.settings``), a slide's look (``Slide.look``) and its click timings are read
+    once by the reader; no writer reads the headmatter's settings or resolves clicks again."""
+    found = []
+    for module, path in MODULES.items():
+        if stage(module) != "write":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+            if name in ("deck_settings", "slide_look") or (
+                    isinstance(node, ast.Attribute) and node.attr == "resolve"
+                    and isinstance(node.value, ast.Name) and node.value.id == "clicks"):
+                found.append(f"{module}:{node.lineno} {name}")
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                    and node.args and isinstance(node.args[0], ast.Constant)
+                    and node.args[0].value in ("lineNumbers", "zoom", "transition", "colorSchema", "aspectRatio")):
+                found.append(f"{module}:{node.lineno} reads {node.args[0].value!r} from the frontmatter")
+    assert not found

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.cli.main import GUIDE, Parsers, main
 from slidegen.cli.init import init_project, starter_files
+from slidegen.cli.main import GUIDE, Parsers, main
 
 FILES = [".gitignore", "README.md", "components/ema-window.css", "components/ema-window.js",
          "decks/01-first-talk.md", "references.bib", "results/results.md"]

@@ -16,9 +16,9 @@ opacity while hidden; ``fade`` on the click components too) are kept in the timi
 modifier (one of Slidev's enter animations) is kept by name for ``check`` to warn about.
 
 :func:`resolve` writes the timings into the tree (``Click.clicks``, ``CodeBlock.clicks``...) and
-the total into ``Slide.clicks``; it is idempotent, and every writer calls it, so a tree built by hand
-gets the same timings as a parsed one. :func:`units` names what each timing of a ``<v-clicks>``
-reveals, in timing order, for the writers to look up.
+the total into ``Slide.clicks``; the reader calls it once as it builds each slide, and the writers take
+the timings as given (a tree built by hand goes through it too). It is idempotent. :func:`units` names
+what each timing of a ``<v-clicks>`` reveals, in timing order, for the writers to look up.
 """
 
 from __future__ import annotations

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 # The layouts a slide may name, by name: one table, in slidegen/deck/layouts.py (re-exported here).
 from slidegen.deck.layouts import LAYOUTS as LAYOUTS
+from slidegen.deck.settings import DeckSettings, SlideLook, deck_settings, slide_look
 
 # --------------------------------------------------------------------------- inlines
 
@@ -495,6 +497,11 @@ class Slide:
     path: Path | None = None
     """The file the slide is written in, when a ``src:`` import brought it from another file (``None``: the deck's)."""
 
+    @cached_property
+    def look(self) -> SlideLook:
+        """Its ``zoom:`` and ``transition:``, typed, read once (the deck's settings: :attr:`Deck.settings`)."""
+        return slide_look(self.frontmatter)
+
 
 @dataclass(frozen=True)
 class ImportSite:
@@ -516,6 +523,11 @@ class Deck:
     slides: tuple[Slide, ...]
     imports: tuple[ImportSite, ...] = ()
     """The slides written as ``src:`` imports, in source order (their slides are in ``slides``)."""
+
+    @cached_property
+    def settings(self) -> DeckSettings:
+        """The headmatter's settings, typed, read once: what every writer asks of the deck as a whole."""
+        return deck_settings(self.headmatter)
 
     @property
     def slug(self) -> str:

@@ -48,8 +48,8 @@ _RATIO = re.compile(r"\s*(\d+(?:\.\d+)?)\s*[:/x|]\s*(\d+(?:\.\d+)?)\s*")
 
 
 @dataclass(frozen=True)
-class Settings:
-    """A deck's settings, with slidegen's defaults."""
+class DeckSettings:
+    """A deck's settings, with slidegen's defaults: read once from the headmatter (:attr:`Deck.settings`)."""
 
     aspect: tuple[int, int] = (16, 9)
     canvas_width: int = theme.WIDTH_PX
@@ -90,6 +90,23 @@ class Settings:
             return ""
         serif = " .reveal .font-serif { font-family: var(--serif); }" if self.serif else ""
         return ":root { " + " ".join(props) + " }" + serif
+
+
+@dataclass(frozen=True)
+class SlideLook:
+    """What a slide's own frontmatter changes of how it looks, read once (:attr:`Slide.look`)."""
+
+    zoom: float = 1.0
+    """``zoom:``, the scale of the slide's content (1: none)."""
+    transition: str | None = None
+    """The Slidev transition the slide names for itself (``None``: the deck's)."""
+
+
+def slide_look(frontmatter: dict[str, Any]) -> SlideLook:
+    """The look ``frontmatter`` gives a slide (values :func:`problems` rejects keep the defaults)."""
+    zoom = frontmatter.get("zoom")
+    return SlideLook(zoom=float(zoom) if _number(zoom) else 1.0,
+                     transition=slidev_transition(frontmatter.get("transition")))
 
 
 #: The serif stack ``fonts.serif`` goes before (Slidev's own fallbacks, in its order).
@@ -208,7 +225,7 @@ def families(value: object) -> list[str]:
     return [name.strip().strip("'\"") for name in value.split(",") if name.strip().strip("'\"")]
 
 
-def deck_settings(headmatter: dict[str, Any]) -> Settings:
+def deck_settings(headmatter: dict[str, Any]) -> DeckSettings:
     """The settings ``headmatter`` gives (values :func:`problems` rejects keep the defaults)."""
     width = headmatter.get("canvasWidth")
     given = headmatter.get("fonts")
@@ -218,7 +235,7 @@ def deck_settings(headmatter: dict[str, Any]) -> Settings:
     numbers = headmatter.get("lineNumbers")
     sans, serif, mono = ([name for name in families(fonts.get(key)) if _FAMILY.fullmatch(name)]
                          for key in ("sans", "serif", "mono"))
-    return Settings(
+    return DeckSettings(
         aspect=aspect(headmatter.get("aspectRatio")) or (16, 9),
         canvas_width=int(width) if _number(width) and 320 <= width <= 7680 else theme.WIDTH_PX,
         color_schema=schema if schema in COLOR_SCHEMAS else "light",

@@ -540,13 +540,12 @@ class _Renderer:
 
 def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:
     """Render one slide's body, slots and notes."""
-    slide = clicks.resolve(slide)
-    spec = background.slide_layout(slide, settings.deck_settings(deck.headmatter).dark)
+    spec = background.slide_layout(slide, deck.settings.dark)
     found = background.of_slide(slide)
     styled = any(isinstance(b, RawHtml) and rawhtml.is_style(b.html) for b in walk_blocks(slide_blocks(slide)))
     scope = f"slide-style-{slide.index}" if styled else ""
     units = clicks.timing_map(slide_blocks(slide))
-    render = _Renderer(media_urls, scope=scope, units=units, line_numbers=deck.headmatter.get("lineNumbers") is True)
+    render = _Renderer(media_urls, scope=scope, units=units, line_numbers=deck.settings.line_numbers)
     blocks = list(slide.blocks)
     title = None
     if spec.slots and slide.title_heading is not None and not spec.header:
@@ -604,13 +603,12 @@ def _look(slide: Slide, spec: Layout, found: background.Background | None,
         style = f"color: {text}; --muted: {text}; --accent: {text}; --on-dark: {text}"
     if found and found.color and not style:
         style = f"--muted: {default_text}; --accent: {default_text}"  # the theme's muted and accent need its own bg
-    zoom = slide.frontmatter.get("zoom")
     return {
         "background": color,
         "background_image": media_urls.get(found.image) if found and found.image else None,
-        "transition": settings.reveal_transition(slide.frontmatter.get("transition")),
+        "transition": settings.reveal_transition(slide.look.transition),
         "style": style,
-        "zoom": float(zoom) if isinstance(zoom, (int, float)) and not isinstance(zoom, bool) and zoom != 1 else None,
+        "zoom": slide.look.zoom if slide.look.zoom != 1 else None,
     }
 
 
@@ -639,7 +637,7 @@ def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[
     scripts = [f"{folder}/{quote(c.script.name)}" for c in components]
     styles = [f"{folder}/{quote(c.css.name)}" for c in components if c.css is not None]
     diagrams = next(comp.diagrams(deck), None) is not None
-    look = settings.deck_settings(deck.headmatter)
+    look = deck.settings
     return templates().get_template("deck.html.j2").render(
         deck=deck,
         page_title=look.page_title(deck.title),
@@ -662,7 +660,7 @@ def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[
     )
 
 
-def _deck_style(look: settings.Settings) -> str:
+def _deck_style(look: settings.DeckSettings) -> str:
     """CSS for what the headmatter changes in the theme: the slide's height, the fonts (installed ones only)."""
     rules = []
     if look.canvas_height != theme.HEIGHT_PX:

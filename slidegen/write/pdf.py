@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 from slidegen.atomic import atomic_write
 from slidegen.deck.nodes import Deck
-from slidegen.deck.settings import deck_settings
 from slidegen.errors import Diagnostic, UsageError, display_path
 
 if TYPE_CHECKING:
@@ -294,7 +293,7 @@ def print_decks(
         for deck, html in pages:
             target = Path(out_dir) / f"{deck.slug}{suffix}"
             try:
-                look = deck_settings(deck.headmatter)
+                look = deck.settings
                 count, too_tall = printer.print(html, target, notes=notes, size=(look.canvas_width, look.canvas_height),
                                                 with_clicks=with_clicks)
             except Exception as error:  # a deck that does not print must not stop the others

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from slidegen.deck.nodes import Deck
-from slidegen.deck.settings import deck_settings
 from slidegen.errors import Diagnostic, UsageError, display_path
 from slidegen.write.pdf import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, TIMEOUT_MS, Printer
 
@@ -132,7 +131,7 @@ def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
         for deck, html in pages:
             folder = Path(out_dir) / deck.slug
             try:
-                look = deck_settings(deck.headmatter)
+                look = deck.settings
                 count = snapshot_deck(printer, html, folder, scale, (look.canvas_width, look.canvas_height),
                                       with_clicks)
             except Exception as error:  # one deck that does not render must not stop the others

@@ -316,7 +316,7 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                                         PICTURE_EMU_PER_PX))
             case d.CodeBlock():
                 numbered = block.line_numbers if block.line_numbers is not None else \
-                    ctx.deck.headmatter.get("lineNumbers") is True
+                    ctx.deck.settings.line_numbers
                 code = code_item(block, ctx.sizes.code, block.start_line if numbered else 0)
                 if ctx.animate and len(block.steps) > 1 and block.clicks:
                     code.steps, code.clicks = block.steps, block.clicks

@@ -20,7 +20,7 @@ from typing import assert_never
 from pptx.util import Emu, Inches, Pt
 
 from slidegen import theme
-from slidegen.deck import background, clicks, figbox, settings
+from slidegen.deck import background, figbox
 from slidegen.deck import nodes as d
 from slidegen.deck.layouts import LAYOUTS, Layout
 from slidegen.errors import Diagnostic, display_path
@@ -136,9 +136,9 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
     slides = []
     math = math or MathCache()
     width = look.slide_width(deck, HEIGHT)
-    faces = settings.deck_settings(deck.headmatter)
+    faces = deck.settings
     for slide in deck.slides:
-        model, slide_warnings = _slide(deck, clicks.resolve(slide) if animate else slide, image_sizes,
+        model, slide_warnings = _slide(deck, slide, image_sizes,
                                        display_path(deck.slide_path(slide)), math, width, animate)
         slides.append(look.typefaces(faces, replace(model, notes_footer=notes_footer(slide))))
         warnings += slide_warnings
@@ -172,8 +172,8 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
                                 "laid out as 'default'", "warning"))
         kind = DEFAULT
     else:  # a background colour or colorSchema: dark sets the tone; zoom: scales the text
-        toned = background.slide_layout(slide, settings.deck_settings(deck.headmatter).dark)
-        kind = replace(kind, layout=toned, look=replace(kind.look, body_scale=kind.look.body_scale * look.zoom(slide)))
+        toned = background.slide_layout(slide, deck.settings.dark)
+        kind = replace(kind, layout=toned, look=replace(kind.look, body_scale=kind.look.body_scale * slide.look.zoom))
     color = theme.TEXT_ON_DARK if kind.layout.dark else theme.TEXT
     slide = shown_title(slide)
     blocks = tuple(b for i, b in enumerate(slide.blocks) if i != slide.title_heading)

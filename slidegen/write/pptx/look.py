@@ -27,14 +27,8 @@ _THEME_TEXT = frozenset({theme.TEXT, theme.MUTED, theme.ACCENT, theme.TEXT_ON_DA
 
 def slide_width(deck: d.Deck, height: int) -> int:
     """The slide's width in EMU for ``height``: 16:9 or 4:3 as the headmatter's ``aspectRatio`` says."""
-    w, h = settings.deck_settings(deck.headmatter).aspect
+    w, h = deck.settings.aspect
     return int(Emu(height * w // h))
-
-
-def zoom(slide: d.Slide) -> float:
-    """``zoom:``, the scale of the slide's text (1: none)."""
-    value = slide.frontmatter.get("zoom")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 1.0
 
 
 def backdrop(slide: d.Slide, width: int, height: int,
@@ -75,12 +69,11 @@ _PPTX_TRANSITIONS = {"fade": "fade", "fade-out": "fade", "view-transition": "fad
 
 def transition(deck: d.Deck, slide: d.Slide) -> str | None:
     """The slide's transition in PowerPoint: its own ``transition:``, else the headmatter's; none without either."""
-    name = settings.slidev_transition(slide.frontmatter.get("transition"))
-    name = name or settings.deck_settings(deck.headmatter).transition
+    name = slide.look.transition or deck.settings.transition
     return None if name is None else _PPTX_TRANSITIONS.get(name, "fade")
 
 
-def typefaces(look: settings.Settings, slide: SlideModel) -> SlideModel:
+def typefaces(look: settings.DeckSettings, slide: SlideModel) -> SlideModel:
     """``slide`` with the theme's sans and mono typefaces replaced by the deck's ``fonts.sans`` and ``fonts.mono``."""
     names = {theme.SANS: look.pptx_sans, theme.MONO: look.pptx_mono}
     faces = {theme_face: face for theme_face, face in names.items() if face}
