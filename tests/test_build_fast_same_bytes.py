@@ -21,7 +21,7 @@ from slidegen.media.figures import FigureRenderer
 from slidegen.pipeline import bound as bound_module
 from slidegen.pipeline import decks as decks_module
 from slidegen.pipeline import manifest
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.record.results import Result, Results
 from slidegen.record.runstore import RunRecord, run_path
@@ -76,7 +76,7 @@ def outputs(out: Path) -> dict[str, bytes]:
 
 
 def built(project: Project, out: Path, paths: list[Path] | None = None, force: bool = False) -> dict[str, bytes]:
-    report = build(project, paths, FORMATS, out=out, force=force, jobs=1)
+    report = build(project, paths, BuildOptions(formats=FORMATS, out=out, force=force, jobs=1))
     assert not report.failed, [str(d) for d in report.diagnostics]
     return outputs(out)
 

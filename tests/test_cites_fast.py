@@ -125,25 +125,25 @@ def test_each_input_of_the_formatted_citations_misses_the_cache(tmp_path: Path,
 
 def test_a_build_formats_a_decks_citations_once_while_its_citations_stay(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from slidegen.pipeline.build import build
+    from slidegen.pipeline.build import BuildOptions, build
 
     project = make_project(tmp_path / "p", {"01-cites.md": DECK})
     (project.root / "decks" / "box.png").write_bytes(_png())
     monkeypatch.chdir(project.root)
     count = Counting(monkeypatch)
-    assert not build(project, None, ("html",), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html",), jobs=1)).failed
     assert count.calls == 1
     page = (project.build_dir / "html" / "01-cites.html").read_bytes()
     deck = project.root / "decks" / "01-cites.md"
     deck.write_text(DECK.replace("# Cover", "# The cover"), encoding="utf-8")  # no citation changed
-    assert not build(project, None, ("html",), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html",), jobs=1)).failed
     assert count.calls == 1
     deck.write_text(DECK, encoding="utf-8")
     shutil.rmtree(project.build_dir / "html")
-    assert not build(project, None, ("html",), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html",), jobs=1)).failed
     assert count.calls == 1 and (project.build_dir / "html" / "01-cites.html").read_bytes() == page
     deck.write_text(DECK.replace("§2.1]", "§2.2]"), encoding="utf-8")  # a locator moved
-    assert not build(project, None, ("html",), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html",), jobs=1)).failed
     assert count.calls == 2
 
 

@@ -18,7 +18,7 @@ from pptx import Presentation
 from slidegen.bind.numbers import bind_deck
 from slidegen.check.project import check_project
 from slidegen.media import components
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.read.parse import parse_deck, parse_text
 from slidegen.record.results import Results
@@ -124,7 +124,7 @@ def built(tmp_path_factory):
     needs.chromium()
     root = copy_fixture(tmp_path_factory.mktemp("components") / "project")
     launches = snapshot.launches
-    report = build(Project(root), formats=("html", "pptx"))
+    report = build(Project(root), options=BuildOptions(formats=("html", "pptx")))
     assert not report.diagnostics, [str(d) for d in report.diagnostics]
     assert snapshot.launches == launches + 1  # one browser for every picture
     return root
@@ -149,7 +149,7 @@ def test_an_unchanged_second_build_launches_no_browser(built):
     before = snapshot.launches
     pictures = sorted((built / "build" / "cache" / "pictures").glob("*.png"))
     assert len(pictures) == 4  # two components, two diagrams
-    report = build(Project(built), formats=("pptx",))
+    report = build(Project(built), options=BuildOptions(formats=("pptx",)))
     assert not report.diagnostics
     assert snapshot.launches == before
     assert sorted((built / "build" / "cache" / "pictures").glob("*.png")) == pictures
@@ -162,7 +162,7 @@ def test_a_changed_attribute_draws_only_that_picture_again(built, tmp_path):
     deck = root / "decks" / f"{DECK}.md"
     deck.write_text(deck.read_text().replace('start="3"', 'start="4"'))
     before = snapshot.launches
-    report = build(Project(root), formats=("pptx",))
+    report = build(Project(root), options=BuildOptions(formats=("pptx",)))
     assert not report.diagnostics
     assert snapshot.launches == before + 1
     assert len(list((root / "build" / "cache" / "pictures").glob("*.png"))) == 5
@@ -177,7 +177,7 @@ def test_a_component_that_throws_while_drawing_is_a_located_build_error(built, t
         '  connectedCallback() { throw new Error("no state " + this.getAttribute("print-state")); }\n});\n')
     deck = root / "decks" / f"{DECK}.md"
     deck.write_text(deck.read_text() + '\n---\n\n## Boom\n\n<boom-box print-state="x=1" alt="b"></boom-box>\n')
-    report = build(Project(root), formats=("pptx",))
+    report = build(Project(root), options=BuildOptions(formats=("pptx",)))
     line = deck.read_text().splitlines().index('<boom-box print-state="x=1" alt="b"></boom-box>') + 1
     assert [str(d) for d in report.diagnostics] == [
         f"{deck}:{line}:1: error: <boom-box> threw while drawing its picture: no state x=1"]

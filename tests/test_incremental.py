@@ -20,7 +20,7 @@ import pytest
 from slidegen.cli.main import main
 from slidegen.digests import package_files
 from slidegen.pipeline import manifest
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.record.results import Result, Results
 
@@ -67,7 +67,7 @@ def outputs(folder: Path) -> dict[str, bytes]:
 
 def written(project: Project, formats: tuple[str, ...] = ("html", "pptx"), **kwargs: object) -> set[str]:
     """The files one build wrote, relative to build/."""
-    report = build(project, None, formats, **kwargs)  # type: ignore[arg-type]
+    report = build(project, None, BuildOptions(formats=formats, **kwargs))  # type: ignore[arg-type]
     assert not report.failed, [str(d) for d in report.diagnostics]
     return {p.relative_to(project.build_dir).as_posix() for p in report.written}
 
@@ -86,7 +86,7 @@ def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, caps
     err = capsys.readouterr().err
     assert err.startswith("up to date (") and "built" not in err
     assert stamps(project.build_dir) == before
-    assert build(project, None, ("html",)).written == []  # the library call too
+    assert build(project, None, BuildOptions(formats=("html",))).written == []  # the library call too
     assert stamps(project.build_dir) == before
     assert main(["build", "--to", "html", "--force", "-j", "1"]) == 0
     assert "built 3 file(s)" in capsys.readouterr().err
@@ -203,7 +203,7 @@ def test_a_parallel_build_equals_a_serial_one_byte_for_byte(project: Project, tm
     many_decks(project, 4)
     assert not parallel.worth_it(6, 1) and parallel.worth_it(parallel.MIN_DECKS, 2)
     monkeypatch.setattr(parallel, "MIN_DECKS", 2)
-    serial = build(project, None, ("html", "pptx"), tmp_path / "serial", jobs=1)
+    serial = build(project, None, BuildOptions(formats=("html", "pptx"), out=tmp_path / "serial", jobs=1))
     real, pids = parallel.build_parallel, set()
 
     def spy(*args: object) -> list:
@@ -212,7 +212,7 @@ def test_a_parallel_build_equals_a_serial_one_byte_for_byte(project: Project, tm
         return built
 
     monkeypatch.setattr(parallel, "build_parallel", spy)
-    parallel_report = build(project, None, ("html", "pptx"), tmp_path / "parallel", jobs=2)
+    parallel_report = build(project, None, BuildOptions(formats=("html", "pptx"), out=tmp_path / "parallel", jobs=2))
     assert len(pids) == 2 and os.getpid() in pids  # the main process and one worker wrote decks
     assert not serial.failed and not parallel_report.failed
     assert len(parallel_report.written) == len(serial.written) == 13

@@ -12,7 +12,7 @@ import pytest
 
 from slidegen.pipeline import manifest
 from slidegen.pipeline.bound import bind_project
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.pipeline.incremental import Todo
 from slidegen.project import Project
 from slidegen.record.results import Result, Results
@@ -66,7 +66,7 @@ def touch(paths: list[Path]) -> None:
 
 
 def test_a_touched_but_unchanged_deck_is_up_to_date_without_a_parser_or_writer(project: Project) -> None:
-    assert not build(project, None, ("html", "pptx"), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html", "pptx"), jobs=1)).failed
     before = stamps(project.build_dir)
     touch(project.deck_paths())  # git checkout, an editor's save without changes, `touch`
     err, loaded = run_build(project)
@@ -78,7 +78,7 @@ def test_a_touched_but_unchanged_deck_is_up_to_date_without_a_parser_or_writer(p
 
 def test_a_one_deck_build_into_a_new_folder_remembers_the_other_decks(project: Project, tmp_path: Path) -> None:
     out = tmp_path / "only-b"
-    report = build(project, [project.decks_dir / "02-b.md"], ("html", "pptx"), out=out, jobs=1)
+    report = build(project, [project.decks_dir / "02-b.md"], BuildOptions(formats=("html", "pptx"), out=out, jobs=1))
     assert not report.failed
     assert sorted(p.relative_to(out).as_posix() for p in report.written) == [
         "html/02-b.html", "html/index.html", "pptx/02-b.pptx"]
@@ -90,7 +90,7 @@ def test_a_one_deck_build_into_a_new_folder_remembers_the_other_decks(project: P
     err, loaded = run_build(project, "02", "--out", str(out))
     assert err.startswith("up to date (") and loaded == []
     # the deck parsed only for the index is still written when asked for
-    report = build(project, [project.decks_dir / "01-a.md"], ("html", "pptx"), out=out, jobs=1)
+    report = build(project, [project.decks_dir / "01-a.md"], BuildOptions(formats=("html", "pptx"), out=out, jobs=1))
     # the index now shows its cover and links its PPTX: rewritten too
     assert sorted(p.relative_to(out).as_posix() for p in report.written) == [
         "html/01-a.html", "html/index.html", "pptx/01-a.pptx"]
@@ -100,16 +100,16 @@ def test_another_decks_new_title_rewrites_the_index_once_and_is_then_remembered(
                                                                                 tmp_path: Path) -> None:
     out = tmp_path / "out"
     target = [project.decks_dir / "02-b.md"]
-    assert not build(project, target, ("html",), out=out, jobs=1).failed
+    assert not build(project, target, BuildOptions(formats=("html",), out=out, jobs=1)).failed
     other = project.decks_dir / "01-a.md"
     other.write_text(DECKS["01-a.md"].replace("title: Deck A", "title: Deck Ay"), encoding="utf-8")
-    report = build(project, target, ("html",), out=out, jobs=1)
+    report = build(project, target, BuildOptions(formats=("html",), out=out, jobs=1))
     assert [p.name for p in report.written] == ["index.html"]
     assert "Deck Ay" in (out / "html" / "index.html").read_text(encoding="utf-8")
     err, loaded = run_build(project, "02", "--to", "html", "--out", str(out))
     assert err.startswith("up to date (") and loaded == []
     # its own outputs were made from its old bytes: built in full when it is a target
-    report = build(project, [other], ("html",), out=out, jobs=1)
+    report = build(project, [other], BuildOptions(formats=("html",), out=out, jobs=1))
     assert [p.name for p in report.written] == ["01-a.html", "index.html"]  # its page there: its cover shows
 
 
@@ -120,7 +120,7 @@ def entries(index: object) -> list[tuple[object, ...]]:
 
 
 def test_the_index_from_the_manifest_equals_the_index_from_parsing(project: Project) -> None:
-    assert not build(project, None, ("html", "md"), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html", "md"), jobs=1)).failed
     todo = Todo.make(project, project.deck_paths(), ("html",), project.build_dir, project.build_dir / "html")
     assert todo.to_parse == []  # nothing changed: every entry is remembered
     remembered = todo.index()
@@ -143,11 +143,11 @@ def test_editing_a_part_another_deck_imports_renews_that_decks_remembered_entry(
     out = tmp_path / "out"
     key = manifest.deck_key(decks / "03-c.md")
     for target in (None, [decks / "02-b.md"]):  # a deck built, and a deck parsed for the index only
-        assert not build(project, target, ("html",), out=out, jobs=1, force=True).failed
+        assert not build(project, target, BuildOptions(formats=("html",), out=out, jobs=1, force=True)).failed
         ids = [slide_id for _, slide_id, _, _ in manifest.load(out).decks[key].entry.slides]
         part.write_text("---\nid: fresh\n---\n\n# Part\n\nText.\n" if "fresh" not in ids else "# Part\n",
                         encoding="utf-8")
-        assert not build(project, [decks / "02-b.md"], ("html",), out=out, jobs=1).failed
+        assert not build(project, [decks / "02-b.md"], BuildOptions(formats=("html",), out=out, jobs=1)).failed
         now = [slide_id for _, slide_id, _, _ in manifest.load(out).decks[key].entry.slides]
         assert ("fresh" in now) != ("fresh" in ids), (ids, now)
     # and once nothing changes, the next build is a no-op again

@@ -16,7 +16,7 @@ from pptx import Presentation
 
 from slidegen.check.project import check_project
 from slidegen.media import components
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.read.parse import parse_text
 from slidegen.write import html, snapshot
@@ -86,7 +86,7 @@ def built(tmp_path_factory):
     needs.chromium()
     root = tmp_path_factory.mktemp("mermaid") / "project"
     shutil.copytree(FIXTURE, root)
-    report = build(Project(root), formats=("html", "pptx", "pdf"))
+    report = build(Project(root), options=BuildOptions(formats=("html", "pptx", "pdf")))
     assert not report.diagnostics, [str(d) for d in report.diagnostics]
     return root
 

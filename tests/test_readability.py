@@ -15,7 +15,7 @@ import needs
 import pytest
 import readability
 
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.write.pdf import CHROMIUM_ARGS
 
@@ -31,7 +31,7 @@ def built(tmp_path_factory) -> Path:
     if not DECKS:
         needs.missing("the project has no decks yet")
     out = tmp_path_factory.mktemp("build")
-    build(PROJECT, formats=("html", "pptx"), out=out)
+    build(PROJECT, options=BuildOptions(formats=("html", "pptx"), out=out))
     return out
 
 

@@ -16,7 +16,7 @@ from pptx import Presentation
 
 from slidegen.deck.nodes import Deck
 from slidegen.pipeline.bound import bind_project
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.write.pdf import CHROMIUM_ARGS
 
@@ -35,7 +35,7 @@ def built(tmp_path_factory) -> Path:
     if not DECKS:
         needs.missing("the project has no decks yet")
     out = tmp_path_factory.mktemp("build")
-    report = build(PROJECT, formats=("html", "pptx"), out=out)
+    report = build(PROJECT, options=BuildOptions(formats=("html", "pptx"), out=out))
     assert not report.diagnostics, [str(d) for d in report.diagnostics]  # no error, and no warning either
     return out
 

@@ -19,7 +19,7 @@ from slidegen import serve as serve_module
 from slidegen import theme
 from slidegen.cli.main import main
 from slidegen.errors import Diagnostic, UsageError
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.record.results import Result, Results
 from slidegen.serve import (
@@ -101,7 +101,7 @@ def test_binds_127_0_0_1_by_default_and_serves_pages_with_the_live_script(previe
 
 
 def test_normal_builds_carry_no_live_script(project: Project, tmp_path: Path) -> None:
-    build(project, None, ("html",), tmp_path / "out")
+    build(project, None, BuildOptions(formats=("html",), out=tmp_path / "out"))
     for page in (tmp_path / "out" / "html").glob("*.html"):
         assert "__events" not in page.read_text(encoding="utf-8")
 

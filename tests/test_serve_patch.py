@@ -13,7 +13,7 @@ import needs
 import pytest
 from sse import Events
 
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.serve import Preview
 from slidegen.serve.patch import Patch, slide_patch, split_page
@@ -84,7 +84,7 @@ def preview(project: Project) -> Iterator[Preview]:
 
 def page_of(project: Project, text: str, tmp: Path) -> str:
     (project.decks_dir / "01-patched.md").write_text(text, encoding="utf-8")
-    build(project, [project.decks_dir / "01-patched.md"], ("html",), tmp, force=True)
+    build(project, [project.decks_dir / "01-patched.md"], BuildOptions(formats=("html",), out=tmp, force=True))
     return (tmp / "html" / "01-patched.html").read_text(encoding="utf-8")
 
 
@@ -144,7 +144,7 @@ def test_a_save_sends_the_new_slide_and_writes_a_full_builds_bytes(preview: Prev
         reload = got[-1][1]
         assert reload["patched"] == ["01-patched.html"] and "01-patched.html" in reload["pages"]
         served = (preview.html_dir / "01-patched.html").read_bytes()
-        build(project, None, ("html",), tmp_path / "full", force=True)
+        build(project, None, BuildOptions(formats=("html",), out=tmp_path / "full", force=True))
         assert served == (tmp_path / "full" / "html" / "01-patched.html").read_bytes()
         assert patches[0]["slides"][0][1].encode() in served
         assert preview.last is not None and preview.last.build > 0

@@ -13,7 +13,7 @@ import pytest
 
 from slidegen.check.project import check_project
 from slidegen.deck import clicks
-from slidegen.pipeline.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 
 DECK = """\
@@ -89,7 +89,7 @@ def test_an_html_block_is_revealed_whole_only_by_a_click_on_its_wrapping_element
 
 def test_builtins_leave_nothing_in_the_page_and_no_picture_in_powerpoint(project: Project) -> None:
     needs.chromium()  # the HTML blocks PowerPoint shows are drawn through it
-    report = build(project, formats=("html", "pptx"))
+    report = build(project, options=BuildOptions(formats=("html", "pptx")))
     assert not report.failed, report.diagnostics
     page = (project.root / "build" / "html" / "01-b.html").read_text(encoding="utf-8")
     for tag in ("<Toc", "<Tweet", "<Youtube", "<Arrow"):  # <Toc /> is a list of the slides (test_toc.py)

@@ -44,15 +44,15 @@ def cmd_build(args: argparse.Namespace) -> int:
             if not args.quiet:
                 print(f"up to date ({time.perf_counter() - start:.2f} s)", file=sys.stderr)
             return 1 if failed else 0
-    from slidegen.pipeline.build import build
+    from slidegen.pipeline.build import BuildOptions, build
 
     count = len(paths) if paths is not None else len(project.deck_paths())
     slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
+    options = BuildOptions(formats=tuple(formats), out=args.out, notes=args.notes, scale=args.scale,
+                           single_file=args.single_file, with_clicks=args.with_clicks,
+                           animate=args.clicks == "animate", force=args.force, jobs=args.jobs)
     with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
-        report = build(project, paths, formats, args.out, notes=args.notes, progress=tick, scale=args.scale,
-                       single_file=args.single_file,
-                       with_clicks=args.with_clicks, animate=args.clicks == "animate",
-                       force=args.force, jobs=args.jobs)
+        report = build(project, paths, options, progress=tick)
     report.diagnostics = _strict_stale(report.diagnostics, args.strict)
     for diagnostic in report.diagnostics:
         if not (args.quiet and diagnostic.severity != "error"):

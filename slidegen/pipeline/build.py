@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from slidegen.deck.nodes import Deck
@@ -22,7 +22,7 @@ from slidegen.pipeline.bound import bind_project
 from slidegen.pipeline.decks import BuildSettings, build_decks
 from slidegen.project import Project
 
-__all__ = ["BuildReport", "build"]
+__all__ = ["BuildOptions", "BuildReport", "build"]
 
 
 @dataclass
@@ -41,52 +41,65 @@ class BuildReport:
         return bool(self.internal) or any(d.severity == "error" for d in self.diagnostics)
 
 
-def build(
-    project: Project,
-    paths: Sequence[Path] | None = None,
-    formats: Sequence[str] = DEFAULT_FORMATS,
-    out: Path | None = None,
-    notes: bool = False,
-    html_dir: Path | None = None,
-    figures_dir: Path | None = None,
-    scale: float = 1.5,
-    progress: Callable[[str, str], None] | None = None,
-    single_file: bool = False,
-    with_clicks: bool = False,
-    animate: bool = True,
-    force: bool = False,
-    jobs: int = 1,
-) -> BuildReport:
-    """Build ``paths`` (default: every deck) to ``out`` (default: ``build/``) in each format.
+@dataclass(frozen=True)
+class BuildOptions:
+    """How one build writes: the formats, where, and each format's settings."""
 
-    Only outputs whose inputs changed since the last build into ``out`` are written (the
-    manifest ``out/.manifest.json``, see :mod:`slidegen.pipeline.manifest`); ``force`` writes them all.
-    A deck with an error is reported and skipped; the others are still built. Each deck's
-    outputs are written to a staging folder first and moved into place only when every
-    writer succeeded: a deck's outputs of one build all land or none do. PDF is printed
-    from the HTML (``out/html``, or a temporary ``html_dir`` when HTML is not asked for); with
-    ``notes``, each deck is also printed with its speaker notes under each slide, as
-    ``SLUG.notes.pdf`` beside ``SLUG.pdf``. PNG pictures are taken from the HTML too, at ``scale``
-    device pixels per CSS pixel (1.5: 1920x1080). ``figures_dir`` is where figures are drawn and
-    cached (default: ``build/figures``). ``progress(deck, output)`` is called as each output of a
-    deck is done. With ``single_file``, each deck's HTML page is made one self-contained file
-    (:mod:`slidegen.write.singlefile`). ``with_clicks``: PDF and PNG show each click of a slide, not only
-    its final state; ``animate``: PowerPoint slides animate their clicks (``False``: final-state slides).
-    ``jobs``: worker processes for HTML and PowerPoint (0: one per core).
+    formats: tuple[str, ...] = DEFAULT_FORMATS
+    out: Path | None = None
+    """The output folder (default: the project's ``build/``)."""
+    notes: bool = False
+    """PDF: also print each deck with its speaker notes under each slide, as ``SLUG.notes.pdf``."""
+    html_dir: Path | None = None
+    """Where the HTML goes (default: ``out/html``); PDF and PNG are printed from it."""
+    figures_dir: Path | None = None
+    """Where figures are drawn and cached (default: ``build/figures``)."""
+    scale: float = 1.5
+    """PNG: device pixels per CSS pixel (1.5: 1920x1080)."""
+    single_file: bool = False
+    """HTML: each page one self-contained file (:mod:`slidegen.write.singlefile`)."""
+    with_clicks: bool = False
+    """PDF and PNG show each click of a slide, not only its final state."""
+    animate: bool = True
+    """PowerPoint slides animate their clicks (``False``: final-state slides)."""
+    force: bool = False
+    """Write every output, up to date or not."""
+    jobs: int = 1
+    """Worker processes for HTML and PowerPoint (0: one per core)."""
+
+
+def build(project: Project, paths: Sequence[Path] | None = None, options: BuildOptions = BuildOptions(),
+          progress: Callable[[str, str], None] | None = None) -> BuildReport:
+    """Build ``paths`` (default: every deck) as ``options`` say.
+
+    Only outputs whose inputs changed since the last build into the output folder are written (the
+    manifest ``out/.manifest.json``, see :mod:`slidegen.pipeline.manifest`); ``options.force`` writes them
+    all. A deck with an error is reported and skipped; the others are still built. Each deck's outputs are
+    written to a staging folder first and moved into place only when every writer succeeded: a deck's
+    outputs of one build all land or none do. PDF and PNG are printed from the HTML (``out/html``, or a
+    temporary folder when HTML is not asked for). ``progress(deck, output)`` is called as each output of a
+    deck is done.
     """
-    out = out or project.build_dir
+    if "pdf" in options.formats or "png" in options.formats:
+        from slidegen.write import pdf, png
+
+        png.check_scale(options.scale)
+        pdf.check_available()  # before any work: no Chromium is a set-up problem (exit 2)
+        if "html" not in options.formats and options.html_dir is None:
+            with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
+                return _build(project, paths, replace(options, html_dir=Path(tmp)), progress)
+    return _build(project, paths, options, progress)
+
+
+def _build(project: Project, paths: Sequence[Path] | None, options: BuildOptions,
+           progress: Callable[[str, str], None] | None) -> BuildReport:
+    formats, notes, scale, with_clicks = options.formats, options.notes, options.scale, options.with_clicks
+    single_file, animate, force, jobs = options.single_file, options.animate, options.force, options.jobs
+    out = options.out or project.build_dir
     browsed = "pdf" in formats or "png" in formats
     if browsed:
         from slidegen.write import pdf, png
-
-        png.check_scale(scale)
-        pdf.check_available()  # before any work: no Chromium is a set-up problem (exit 2)
-        if "html" not in formats and html_dir is None:
-            with tempfile.TemporaryDirectory(prefix="slidegen-pdf-") as tmp:
-                return build(project, paths, formats, out, notes=notes, html_dir=Path(tmp), figures_dir=figures_dir,
-                             progress=progress, scale=scale, single_file=single_file,
-                             with_clicks=with_clicks, animate=animate, force=force, jobs=jobs)
-    html_dir = html_dir or out / "html"
+    html_dir = options.html_dir or out / "html"
     targets = list(paths) if paths else project.deck_paths()
     report = BuildReport()
     if not paths:  # a deck file no build can read: its error, and the other decks built
@@ -99,7 +112,7 @@ def build(
     todo.inputs.rows()  # read once for the plan; says why staleness could not be told, if it could not
     if todo.paths and todo.inputs.stale_problem is not None:
         report.diagnostics.append(todo.inputs.stale_problem)
-    settings = BuildSettings(tuple(formats), out, html_dir, figures_dir, animate)
+    settings = BuildSettings(tuple(formats), out, html_dir, options.figures_dir, animate)
     jobs = jobs or parallel.cores()
     if parallel.worth_it(len(todo.paths), jobs) and set(formats) <= PARALLEL_FORMATS:
         built = parallel.build_parallel(project, todo.paths, todo.deck_formats, settings, every, jobs, progress)

@@ -25,6 +25,7 @@ from slidegen.pipeline.index import index_of
 from slidegen.pipeline.staging import Stage
 from slidegen.project import Project
 from slidegen.write import highlight
+from slidegen.write.writers import WRITERS, WriteContext
 
 if TYPE_CHECKING:
     from slidegen.write import snapshot
@@ -105,8 +106,8 @@ def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tup
             diagrams = next(components.diagrams(deck), None) is not None
             diagnostics.extend(highlight.problems(deck))
             with Stage(out) as stage:
-                written, warnings = _write_deck(deck, deck_formats, stage.root, media, index, math_cache,
-                                                tuple(found.values()), settings.animate)
+                context = WriteContext(stage.root, media, index, math_cache, tuple(found.values()), settings.animate)
+                written, warnings = _write_deck(deck, deck_formats, context)
                 landed = stage.land(places)
             diagnostics.extend(warnings)
             finals = tuple((flavor, landed[staged]) for flavor, staged in written)
@@ -164,25 +165,16 @@ def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, compo
                                    project.runs_dir, project.root)
 
 
-def _write_deck(deck: Deck, formats: Sequence[str], stage: Path, media: Media, index: DeckIndex,
-                math_cache: Path, found: Sequence[components.Component] = (), animate: bool = True
+def _write_deck(deck: Deck, formats: Sequence[str], context: WriteContext
                 ) -> tuple[list[tuple[str, Path]], list[Diagnostic]]:
-    """Write ``deck`` in each format under ``stage/FORMAT/``: the files written (by format) and the warnings."""
+    """Write ``deck`` in each format through the writer table: the files written (by format) and the warnings.
+    PDF and PNG are printed from the HTML, so asking for either writes the HTML."""
+    wanted = set(formats) | ({"html"} if {"pdf", "png"} & set(formats) else set())
     written: list[tuple[str, Path]] = []
     warnings: list[Diagnostic] = []
-    if "html" in formats or "pdf" in formats or "png" in formats:
-        from slidegen.write import html
-
-        written.append(("html", html.write_deck(deck, stage / "html", media.html, found, media.runs)))
-    for flavor in ("md", "marp"):
-        if flavor in formats:
-            from slidegen.write import markdown as markdown_out
-
-            written.append((flavor, markdown_out.write_deck(deck, stage / flavor, media.html, flavor, index)))
-    if "pptx" in formats:
-        from slidegen.write import pptx
-
-        target = stage / "pptx" / f"{deck.slug}.pptx"
-        warnings.extend(pptx.write_deck(deck, target, media.pptx, cache_dir=math_cache, animate=animate))
-        written.append(("pptx", target))
+    for flavor, write in WRITERS.items():
+        if flavor in wanted:
+            paths, problems = write(deck, context)
+            written += [(flavor, path) for path in paths]
+            warnings += problems
     return written, warnings

@@ -260,7 +260,7 @@ class Preview:
         ``index.html``).
         """
         from slidegen.pipeline.bound import project_index
-        from slidegen.pipeline.build import build
+        from slidegen.pipeline.build import BuildOptions, build
         from slidegen.write import html
 
         with self._lock:
@@ -277,7 +277,8 @@ class Preview:
             try:
                 if present:
                     # figures are drawn into the temporary folder too: serve leaves build/ alone
-                    report = build(self.project, present, ("html",), self.out, figures_dir=self.out / "figures")
+                    options = BuildOptions(formats=("html",), out=self.out, figures_dir=self.out / "figures")
+                    report = build(self.project, present, options)
                     for path in present:
                         shown = _stale_of(path, report.diagnostics)
                         if self.warnings.get(f"{path.stem}.html", []) != shown:
