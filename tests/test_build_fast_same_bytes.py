@@ -16,7 +16,6 @@ import yaml
 
 from slidegen.bind import cited
 from slidegen.bind.library import load_library
-from slidegen.cli.run import write_cited
 from slidegen.media.figures import FigureRenderer
 from slidegen.pipeline import bound as bound_module
 from slidegen.pipeline import decks as decks_module
@@ -25,6 +24,7 @@ from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.record.results import Result, Results
 from slidegen.record.runstore import RunRecord, run_path
+from slidegen.run.moved import write_cited
 from tests.test_cites import BIB, CITED, DECK, STYLE
 
 FORMATS = ("html", "pptx", "md")

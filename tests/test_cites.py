@@ -11,12 +11,12 @@ from pptx import Presentation
 
 from slidegen.bind.cited import update_cited
 from slidegen.bind.library import cited_rows, load_library
-from slidegen.cli.run import write_cited
 from slidegen.deck import nodes as d
 from slidegen.pipeline.bound import bind_project
 from slidegen.project import Project
 from slidegen.read.parse import parse_text
 from slidegen.record.results import Result, Results
+from slidegen.run.moved import write_cited
 from slidegen.write import html, pptx
 from slidegen.write import markdown as markdown_out
 

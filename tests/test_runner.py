@@ -23,12 +23,13 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen.cli.run import add_citations, add_run_parser, cmd_run, print_report
+from slidegen.cli.run import add_run_parser, cmd_run, print_report
 from slidegen.errors import UsageError
 from slidegen.project import Project
 from slidegen.record.discover import current_fingerprints, discover
 from slidegen.record.results import Result, Results
 from slidegen.record.runstore import RunRecord, compact
+from slidegen.run.moved import add_citations
 from slidegen.run.runner import Store, run_experiments, select
 
 

@@ -1,10 +1,7 @@
 """``slidegen run [ID|CHAPTER ...] [--jobs N] [--force] [--quick] [--executor ...] [--list]``.
 
-Wiring (slidegen/cli/main.py)::
-
-    from .cmd_run import add_run_parser, cmd_run
-    add_run_parser(commands)          # in make_parser()
-    COMMANDS["run"] = cmd_run
+The run itself is :mod:`slidegen.run` (the runner; the cited rows and the slides citing each moved key:
+:mod:`slidegen.run.moved`); this module parses the options and prints.
 
 Progress goes to stderr (a live display on a terminal, one line per experiment
 otherwise); the table of moved results goes to stdout. Exit codes: 0 fine, 1 an
@@ -24,7 +21,6 @@ from slidegen.project import Project, find_project
 
 if TYPE_CHECKING:  # the runner is imported when a run starts, keeping `slidegen build` quick to start
     from slidegen.record.discover import ExperimentInfo
-    from slidegen.record.results import Result
     from slidegen.run.runner import Change, RunReport
 
 
@@ -59,6 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from slidegen.errors import SlidegenError
     from slidegen.record.discover import experiment_modules
+    from slidegen.run.moved import add_citations, write_cited
     from slidegen.run.runner import run_experiments
 
     project = find_project()
@@ -181,62 +178,6 @@ def print_report(report: RunReport, out: Any, err: Any, elapsed: float, quick: b
     for change in report.changes:
         table.add_row(change.key, *format_change(change), _sites(change))
     out.print(table)
-
-
-def write_cited(project: Project) -> list[Change]:
-    """Bring results.md's cited rows in line with ``results/cited.yaml``; the rows whose number moved.
-
-    Each row's source is its citation as the project's CSL style writes it. results.md is
-    written (atomically) when any row changed; a row whose number stayed (its wording or
-    source changed) is written but not listed as moved.
-    """
-    from slidegen.bind.cited import update_cited
-    from slidegen.bind.library import cited_rows, load_library
-    from slidegen.pipeline.bound import load_results
-    from slidegen.run.runner import Change
-
-    library = load_library(project.root)
-    if not library.cited.exists:
-        return []
-    results = load_results(project)
-    before = dict(results)
-    moved = update_cited(results, cited_rows(library))
-    if not moved:
-        return []
-    project.results_path.parent.mkdir(parents=True, exist_ok=True)
-    results.write(project.results_path)
-    return [Change(key, before.get(key), results.get(key), ()) for key in moved
-            if _number(before.get(key)) != _number(results.get(key))]
-
-
-def _number(row: Result | None) -> tuple[float, int, float | None, int | None] | None:
-    """What a slide prints of a row: its value, digits, sd and n."""
-    return None if row is None else (row.value, row.digits, row.sd, row.n)
-
-
-def add_citations(project: Project, changes: list[Change]) -> list[Change]:
-    """``changes`` with the slides citing each key (parsing only the decks that cite one)."""
-    if not changes:
-        return changes
-    from slidegen.pipeline.index import citations_of
-    from slidegen.read.parse import parse_deck
-    from slidegen.run.runner import Change
-
-    cited = citations_of(project.root)
-    starts: dict[str, list[int]] = {}
-    out = []
-    for change in changes:
-        sites = []
-        for path, line in cited.get(change.key, []):
-            if path not in starts:
-                try:
-                    starts[path] = [slide.line for slide in parse_deck(project.root / path).slides]
-                except Exception:
-                    starts[path] = []
-            number = sum(1 for start in starts[path] if start <= line) or None
-            sites.append((path, line, number))
-        out.append(Change(change.key, change.old, change.new, tuple(sites)))
-    return out
 
 
 def format_change(change: Change) -> tuple[str, str, str]:
