@@ -112,8 +112,15 @@ def label_line(ax: Any, line: Any, text: str, *, at: float = 1.0, **kwargs: Any)
     """Write ``text`` beside the end of ``line`` (a Line2D) in its colour: a curve named where it is drawn."""
     xs, ys = line.get_xdata(), line.get_ydata()
     k = min(len(xs) - 1, max(0, round(at * (len(xs) - 1))))
-    options = {"color": line.get_color(), "va": "center", "ha": "left", "fontsize": MIN_PT,
-               "xytext": (6, 0), "textcoords": "offset points", **kwargs}
+    options = {
+        "color": line.get_color(),
+        "va": "center",
+        "ha": "left",
+        "fontsize": MIN_PT,
+        "xytext": (6, 0),
+        "textcoords": "offset points",
+        **kwargs,
+    }
     return ax.annotate(text, (xs[k], ys[k]), **options)
 
 

@@ -36,6 +36,7 @@ def package_digest() -> str:
     stamps = tuple((str(path), info.st_size, info.st_mtime_ns) for path in files for info in [path.stat()])
     if stamps not in _PACKAGE:
         _PACKAGE.clear()
-        _PACKAGE[stamps] = json_digest({path.relative_to(package).as_posix(): digest(path.read_bytes())
-                                        for path in files})
+        _PACKAGE[stamps] = json_digest(
+            {path.relative_to(package).as_posix(): digest(path.read_bytes()) for path in files}
+        )
     return _PACKAGE[stamps]

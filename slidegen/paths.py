@@ -37,10 +37,19 @@ class Kind:
     """Other paths start from the folder of the file that holds them (else from the deck's folder)."""
 
 
-IMPORT = Kind("src:", "a path starting with / is relative to the deck's folder, others to the file that imports it",
-              prefix="/", from_holder=True)
-SNIPPET = Kind("snippet file", "'@/' names the project root, other paths are relative to the deck",
-               prefix="@/", to_root=True, from_holder=True)
+IMPORT = Kind(
+    "src:",
+    "a path starting with / is relative to the deck's folder, others to the file that imports it",
+    prefix="/",
+    from_holder=True,
+)
+SNIPPET = Kind(
+    "snippet file",
+    "'@/' names the project root, other paths are relative to the deck",
+    prefix="@/",
+    to_root=True,
+    from_holder=True,
+)
 PICTURE = Kind("image", "check the path, relative to the deck")
 
 
@@ -99,7 +108,7 @@ def resolve(kind: Kind, written: Written, deck: Path, root: Path) -> Path:
     if "://" in text:
         raise fail("is remote: decks work offline, so save the file beside the deck")
     if kind.prefix and text.startswith(kind.prefix):
-        base, rest = (root if kind.to_root else Path(deck).parent), text[len(kind.prefix):].lstrip("/")
+        base, rest = (root if kind.to_root else Path(deck).parent), text[len(kind.prefix) :].lstrip("/")
     else:
         base, rest = (written.file if kind.from_holder else Path(deck)).parent, text
     try:

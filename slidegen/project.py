@@ -170,8 +170,15 @@ def read_layout(path: Path) -> CodeLayout:
             raise SlidegenError(*where, f"unknown key '{key}' in [{TABLE}]{hint}")
         if not isinstance(value, str) or not value.strip():
             raise SlidegenError(*where, f"[{TABLE}] {key} must be a non-empty string, not {_describe(value)}")
-        problem = (_glob_problem(value) if key in _GLOBS else _style_problem(value) if key == "csl"
-                   else None if key == "title" else _module_problem(value))
+        problem = (
+            _glob_problem(value)
+            if key in _GLOBS
+            else _style_problem(value)
+            if key == "csl"
+            else None
+            if key == "title"
+            else _module_problem(value)
+        )
         if problem:
             raise SlidegenError(*where, f"[{TABLE}] {key} = {value!r}: {problem}")
         values[_KEYS[key]] = value

@@ -91,7 +91,8 @@ def test_writers_and_checks_do_not_read_markdown() -> None:
 def external_imports(module: str) -> set[str]:
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     return {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names} | {
-        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    }
 
 
 def test_the_import_graph_has_no_circle() -> None:
@@ -102,7 +103,7 @@ def test_the_import_graph_has_no_circle() -> None:
 
     def visit(module: str) -> None:
         if module in path:
-            raise AssertionError("import circle: " + " -> ".join([*path[path.index(module):], module]))
+            raise AssertionError("import circle: " + " -> ".join([*path[path.index(module) :], module]))
         if module in done:
             return
         path.append(module)
@@ -126,11 +127,19 @@ def test_writers_take_settings_and_clicks_from_the_deck() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
             if name in ("deck_settings", "slide_look") or (
-                    isinstance(node, ast.Attribute) and node.attr == "resolve"
-                    and isinstance(node.value, ast.Name) and node.value.id == "clicks"):
+                isinstance(node, ast.Attribute)
+                and node.attr == "resolve"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "clicks"
+            ):
                 found.append(f"{module}:{node.lineno} {name}")
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                    and node.args and isinstance(node.args[0], ast.Constant)
-                    and node.args[0].value in ("lineNumbers", "zoom", "transition", "colorSchema", "aspectRatio")):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value in ("lineNumbers", "zoom", "transition", "colorSchema", "aspectRatio")
+            ):
                 found.append(f"{module}:{node.lineno} reads {node.args[0].value!r} from the frontmatter")
     assert not found

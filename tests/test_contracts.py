@@ -197,9 +197,11 @@ def test_a_broken_experiment_registry_is_one_located_line_from_run(
     assert "Traceback" not in err
     if how == "uses not strings":
         line = line_of(project, MODULE, '@experiment("ch99.beta"')
-        assert err.splitlines() == [f"{MODULE}:{line}:1: error: experiment 'ch99.beta': uses= must be a tuple of "
-                                    "string literals (paths or model.* modules), so that it is fingerprinted "
-                                    "without importing"]
+        assert err.splitlines() == [
+            f"{MODULE}:{line}:1: error: experiment 'ch99.beta': uses= must be a tuple of "
+            "string literals (paths or model.* modules), so that it is fingerprinted "
+            "without importing"
+        ]
     with pytest.raises(ContractError) as caught:
         discover(project)
     assert str(caught.value.diagnostic) == expected
@@ -489,7 +491,9 @@ def test_the_default_layout_is_todays_and_this_project_states_it() -> None:
         figure_style="figures.style",
     )
     assert (CodeLayout().experiment_packages, CodeLayout().figure_packages, CodeLayout().packages) == (
-        ("model",), ("figures", "model"), ("figures", "model")
+        ("model",),
+        ("figures", "model"),
+        ("figures", "model"),
     )
     # the project states the layout's defaults; its title names the series (the index page's heading)
     assert replace(read_layout(REPO / "pyproject.toml"), title="") == CodeLayout()
@@ -626,11 +630,22 @@ def test_the_projects_registries_satisfy_the_protocols_statically(tmp_path: Path
     (tmp_path / "not_conforming.py").write_text(NOT_CONFORMING)
     done = subprocess.run(
         [
-            sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary", "--hide-error-context",
-            "--cache-dir", str(tmp_path / "cache"),
-            str(tmp_path / "conforming.py"), str(tmp_path / "not_conforming.py"),
+            sys.executable,
+            "-m",
+            "mypy",
+            "--follow-imports=silent",
+            "--no-error-summary",
+            "--hide-error-context",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(tmp_path / "conforming.py"),
+            str(tmp_path / "not_conforming.py"),
         ],
-        cwd=REPO, env={**os.environ, "MYPYPATH": str(REPO)}, capture_output=True, text=True, timeout=300,
+        cwd=REPO,
+        env={**os.environ, "MYPYPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
     assert [Path(line.split(":", 1)[0]).name for line in errors] == ["not_conforming.py"], done.stdout + done.stderr

@@ -29,16 +29,21 @@ REPO = Path(__file__).resolve().parents[1]
 DECKS = {
     "01-a.md": "---\ntitle: Deck A\nchapter: 1\n---\n\n# Deck A\n\nLoss {{ ch01.a }}.\n\n---\n\n# Two\n\nText.\n",
     "02-b.md": "---\ntitle: Deck B\nchapter: 2\n---\n\n# Deck B\n\nSteps {{ ch01.b | int }}.\n",
-    "03-c.md": "---\ntitle: Deck C\n---\n\n# Deck C\n\n<tally-box alt=\"a box\"></tally-box>\n",
+    "03-c.md": '---\ntitle: Deck C\n---\n\n# Deck C\n\n<tally-box alt="a box"></tally-box>\n',
 }
-COMPONENT = 'customElements.define("tally-box", class extends HTMLElement {\n' \
-            '  connectedCallback() { this.textContent = "%s"; }\n});\n'
+COMPONENT = (
+    'customElements.define("tally-box", class extends HTMLElement {\n'
+    '  connectedCallback() { this.textContent = "%s"; }\n});\n'
+)
 
 
 def write_results(root: Path, a: float = 2.5, b: float = 2000) -> None:
-    Results([Result("ch01.a", a, digits=3, what="a loss", source="run ch01.x 0123456789ab"),
-             Result("ch01.b", b, digits=4, what="steps", source="run ch01.x 0123456789ab")]).write(
-        root / "results" / "results.md")
+    Results(
+        [
+            Result("ch01.a", a, digits=3, what="a loss", source="run ch01.x 0123456789ab"),
+            Result("ch01.b", b, digits=4, what="steps", source="run ch01.x 0123456789ab"),
+        ]
+    ).write(root / "results" / "results.md")
 
 
 @pytest.fixture
@@ -60,9 +65,14 @@ def stamps(folder: Path) -> dict[Path, int]:
 
 def outputs(folder: Path) -> dict[str, bytes]:
     """Every output file (HTML with its assets, PowerPoint, the index) by path, without the manifest."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != manifest.MANIFEST_NAME and "cache" not in p.relative_to(folder).parts
-            and "figures" not in p.relative_to(folder).parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and p.name != manifest.MANIFEST_NAME
+        and "cache" not in p.relative_to(folder).parts
+        and "figures" not in p.relative_to(folder).parts
+    }
 
 
 def written(project: Project, formats: tuple[str, ...] = ("html", "pptx"), **kwargs: object) -> set[str]:
@@ -75,8 +85,7 @@ def written(project: Project, formats: tuple[str, ...] = ("html", "pptx"), **kwa
 ALL = {"html/01-a.html", "pptx/01-a.pptx", "html/02-b.html", "pptx/02-b.pptx", "html/index.html"}
 
 
-def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, capsys: pytest.CaptureFixture[str]
-                                                          ) -> None:
+def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--to", "html", "-j", "1"]) == 0
     assert "built 3 file(s)" in capsys.readouterr().err
     before = stamps(project.build_dir)
@@ -94,13 +103,16 @@ def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, caps
 
 def test_a_no_op_build_loads_neither_parser_nor_writers(project: Project) -> None:
     assert main(["build", "--to", "html", "-j", "1"]) == 0
-    code = ("import sys\nfrom slidegen.cli.main import main\nrc = main(['build', '--to', 'html'])\n"
-            "heavy = ('pptx', 'markdown_it', 'jinja2', 'matplotlib', 'slidegen.read.parse',\n"
-            "         'slidegen.pipeline.build')\n"
-            "print(rc, [m for m in heavy if m in sys.modules])\n")
+    code = (
+        "import sys\nfrom slidegen.cli.main import main\nrc = main(['build', '--to', 'html'])\n"
+        "heavy = ('pptx', 'markdown_it', 'jinja2', 'matplotlib', 'slidegen.read.parse',\n"
+        "         'slidegen.pipeline.build')\n"
+        "print(rc, [m for m in heavy if m in sys.modules])\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", code], cwd=project.root, capture_output=True, text=True, env=env,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=project.root, capture_output=True, text=True, env=env, timeout=60
+    )
     assert done.stdout.strip() == "0 []", done.stdout + done.stderr
     assert "up to date" in done.stderr
 
@@ -132,7 +144,7 @@ def test_editing_a_results_row_rebuilds_exactly_the_decks_citing_it(project: Pro
 
 
 def test_editing_a_component_rebuilds_every_deck_using_it(project: Project) -> None:
-    (project.decks_dir / "04-d.md").write_text("# D\n\n<tally-box alt=\"again\"></tally-box>\n", encoding="utf-8")
+    (project.decks_dir / "04-d.md").write_text('# D\n\n<tally-box alt="again"></tally-box>\n', encoding="utf-8")
     assert written(project, ("html",)) == {f"html/{n}.html" for n in ("01-a", "02-b", "03-c", "04-d", "index")}
     (project.root / "components" / "tally-box.js").write_text(COMPONENT % "two", encoding="utf-8")
     assert written(project, ("html",)) == {"html/03-c.html", "html/04-d.html"}
@@ -149,15 +161,17 @@ def test_a_new_slidegen_or_theme_rebuilds_every_deck(project: Project, monkeypat
     assert written(project, ("html",)) == {f"html/{n}.html" for n in ("01-a", "02-b", "03-c")}
 
 
-def test_markdown_outputs_follow_the_slide_ids_of_the_decks_they_link_to(project: Project,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_markdown_outputs_follow_the_slide_ids_of_the_decks_they_link_to(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project.decks_dir / "01-a.md").write_text(DECKS["01-a.md"] + "\nSee [B](02-b.md#steps).\n", encoding="utf-8")
     assert written(project, ("md",)) == {"md/01-a.md", "md/02-b.md", "md/03-c.md"}
     assert main(["build", "--to", "md"]) == 0
     assert capsys.readouterr().err.startswith("up to date")
     deck = project.decks_dir / "02-b.md"
-    deck.write_text(DECKS["02-b.md"].replace("# Deck B", "# Deck B\n\n---\nid: steps\n---\n\n# Steps"),
-                    encoding="utf-8")  # deck 01's link now has a slide to point at
+    deck.write_text(
+        DECKS["02-b.md"].replace("# Deck B", "# Deck B\n\n---\nid: steps\n---\n\n# Steps"), encoding="utf-8"
+    )  # deck 01's link now has a slide to point at
     # a slide id moved: every Markdown output is written again (links resolve through the whole index)
     assert written(project, ("md",)) == {"md/01-a.md", "md/02-b.md", "md/03-c.md"}
     assert "02-b.md#" in (project.build_dir / "md" / "01-a.md").read_text(encoding="utf-8")
@@ -166,8 +180,9 @@ def test_markdown_outputs_follow_the_slide_ids_of_the_decks_they_link_to(project
     assert written(project, ("md",)) == set()
 
 
-def test_a_deck_with_an_error_is_tried_and_reported_every_build(project: Project,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_deck_with_an_error_is_tried_and_reported_every_build(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["build", "--to", "html", "-j", "1"]) == 0
     (project.decks_dir / "02-b.md").write_text("# B\n\n{{ ch01.missing }}\n", encoding="utf-8")
     for _ in range(2):
@@ -196,8 +211,9 @@ def many_decks(project: Project, count: int) -> None:
         (project.decks_dir / f"{n:02d}-gen.md").write_text(f"---\ntitle: Gen {n}\n---\n\n{body}", encoding="utf-8")
 
 
-def test_a_parallel_build_equals_a_serial_one_byte_for_byte(project: Project, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_parallel_build_equals_a_serial_one_byte_for_byte(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from slidegen.pipeline import parallel
 
     many_decks(project, 4)
@@ -226,8 +242,14 @@ def test_a_killed_build_then_a_rebuild_gives_a_clean_builds_bytes(project: Proje
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     def slidegen(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([sys.executable, "-m", "slidegen", "build", "-j", "1", *args], cwd=project.root,
-                              env=env, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "slidegen", "build", "-j", "1", *args],
+            cwd=project.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         return done
 
@@ -236,8 +258,13 @@ def test_a_killed_build_then_a_rebuild_gives_a_clean_builds_bytes(project: Proje
     first = (out / "pptx" / "05-gen.pptx").stat().st_mtime_ns
     for deck in project.decks_dir.glob("*-gen.md"):  # every deck changes
         deck.write_text(deck.read_text(encoding="utf-8").replace("another", "one more"), encoding="utf-8")
-    child = subprocess.Popen([sys.executable, "-m", "slidegen", "build", "-j", "1"], cwd=project.root, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "slidegen", "build", "-j", "1"],
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while (out / "pptx" / "05-gen.pptx").stat().st_mtime_ns == first and time.monotonic() < deadline:
         time.sleep(0.005)

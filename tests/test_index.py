@@ -75,8 +75,11 @@ def test_index_lists_each_deck_with_its_slides_ids_titles_and_headmatter(root: P
         root / "decks" / "01-first.md",
         "Loss {{ ch01.loss }}",  # the parsed title; a build indexes the bound one
         {"title": "Loss {{ ch01.loss }}", "date": "2024-01-01", "chapter": 1, "id": "cover"},
-        (SlideEntry(1, "cover", "Loss {{ ch01.loss }}", 7), SlideEntry(2, "curve", "The curve", 13),
-         SlideEntry(3, None, "No id", 17)),
+        (
+            SlideEntry(1, "cover", "Loss {{ ch01.loss }}", 7),
+            SlideEntry(2, "curve", "The curve", 13),
+            SlideEntry(3, None, "No id", 17),
+        ),
     )
     assert first.slide("curve") == SlideEntry(2, "curve", "The curve", 13)
     assert index.slide_number("01-first.md", "curve") == 2

@@ -32,9 +32,14 @@ CITED = Result("ch98.paper", 20, digits=2, what="a published number", source="ci
 
 
 def start(project: Project, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "slidegen", *args], cwd=project.root,
-                            env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "slidegen", *args],
+        cwd=project.root,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def kill_all(process: subprocess.Popen[bytes]) -> None:

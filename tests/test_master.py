@@ -114,11 +114,19 @@ def marks(path: Path, dark: bool) -> dict[str, tuple[int, int, int, int]]:
         band = [r for r in rows if r[0] - first[0] < 10 and abs(r[1] - first[1]) <= 2]
         found["title rule"] = (first[1], first[0], first[2], band[-1][0])
         top = first[0]
-        ink = [(x, y) for y in range(10, top - 2) for x in range(45, W - 40, 2)
-               if (sum(px[x, y]) > 600 if dark else sum(px[x, y]) < 300)]
+        ink = [
+            (x, y)
+            for y in range(10, top - 2)
+            for x in range(45, W - 40, 2)
+            if (sum(px[x, y]) > 600 if dark else sum(px[x, y]) < 300)
+        ]
         if ink:
-            found["title"] = (min(x for x, _ in ink), min(y for _, y in ink), max(x for x, _ in ink),
-                              max(y for _, y in ink))
+            found["title"] = (
+                min(x for x, _ in ink),
+                min(y for _, y in ink),
+                max(x for x, _ in ink),
+                max(y for _, y in ink),
+            )
     line = (0x57, 0x5E, 0x66) if dark else _hex(theme.TABLE_HEADER_BACKGROUND)
     for y in range(640, 690):
         xs = [x for x in range(0, W, 2) if _near(px[x, y], line, 14)]
@@ -144,10 +152,27 @@ def pictures(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     page_file = html.write_deck(deck, out, {})
     pptx = tmp / "master.pptx"
     write_deck(deck, pptx, {})
-    subprocess.run([soffice, f"-env:UserInstallation=file://{tmp / 'profile'}", "--headless", "--convert-to", "pdf",
-                    "--outdir", str(tmp), str(pptx)], check=True, capture_output=True, timeout=180)
-    subprocess.run([pdftoppm, "-png", "-scale-to-x", str(W), "-scale-to-y", str(H), str(tmp / "master.pdf"),
-                    str(tmp / "office")], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            soffice,
+            f"-env:UserInstallation=file://{tmp / 'profile'}",
+            "--headless",
+            "--convert-to",
+            "pdf",
+            "--outdir",
+            str(tmp),
+            str(pptx),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
+    subprocess.run(
+        [pdftoppm, "-png", "-scale-to-x", str(W), "-scale-to-y", str(H), str(tmp / "master.pdf"), str(tmp / "office")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     from playwright.sync_api import sync_playwright
 
     from slidegen.write.pdf import CHROMIUM_ARGS

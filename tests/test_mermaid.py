@@ -26,10 +26,12 @@ DECK = "90-widgets"
 
 
 def test_a_mermaid_fence_is_a_diagram_box_and_the_page_loads_mermaid_only_then(tmp_path):
-    deck = parse_text("# A\n\n```mermaid\nflowchart LR\n  a --> b[\"<b>\"]\n```\n", tmp_path / "a.md")
+    deck = parse_text('# A\n\n```mermaid\nflowchart LR\n  a --> b["<b>"]\n```\n', tmp_path / "a.md")
     page = html.render_deck(deck, {})
-    assert ('<div class="mermaid-diagram" role="img"><pre class="mermaid-source">flowchart LR\n'
-            '  a --&gt; b[&#34;&lt;b&gt;&#34;]</pre></div>') in page
+    assert (
+        '<div class="mermaid-diagram" role="img"><pre class="mermaid-source">flowchart LR\n'
+        "  a --&gt; b[&#34;&lt;b&gt;&#34;]</pre></div>"
+    ) in page
     assert '<script src="assets/mermaid.min.js"></script>' in page
     plain = html.render_deck(parse_text("# A\n\n```python\nx = 1\n```\n", tmp_path / "b.md"), {})
     assert "mermaid.min.js" not in plain
@@ -41,7 +43,8 @@ def test_a_diagrams_alt_text_is_its_accessible_description_else_its_kind():
     from slidegen.media import mermaid
 
     assert mermaid.alt_text("flowchart LR\n  accTitle: Data flow\n  accDescr: Data goes to the model\n  a --> b") == (
-        "Data goes to the model")
+        "Data goes to the model"
+    )
     assert mermaid.alt_text("%% a comment\nflowchart LR\n  accTitle: Data flow\n  a --> b") == "Data flow"
     assert mermaid.alt_text("%% a comment\nsequenceDiagram\n  A->>B: x") == "Diagram: sequenceDiagram"
 
@@ -146,8 +149,10 @@ def test_diagrams_are_svg_in_the_page_offline_without_errors(built, browser):
     assert page.evaluate("document.querySelectorAll('.mermaid-diagram.drawn > svg').length") == 2
     assert page.evaluate("document.querySelectorAll('.mermaid-diagram.failed').length") == 0
     assert page.evaluate("document.querySelectorAll('body > [id^=dslidegen]').length") == 0
-    size = page.evaluate("(() => { const r = Reveal.getCurrentSlide().querySelector('svg').getBoundingClientRect();"
-                         " return [r.width, r.height]; })()")
+    size = page.evaluate(
+        "(() => { const r = Reveal.getCurrentSlide().querySelector('svg').getBoundingClientRect();"
+        " return [r.width, r.height]; })()"
+    )
     assert size[0] > 300 and size[1] > 30
     assert not problems, problems
     page.close()

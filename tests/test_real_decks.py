@@ -64,8 +64,12 @@ def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> 
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("request", lambda r: None if r.url.split(":", 1)[0] in ("file", "data", "blob")
-                else problems.append(f"request: {r.url}"))
+        page.on(
+            "request",
+            lambda r: (
+                None if r.url.split(":", 1)[0] in ("file", "data", "blob") else problems.append(f"request: {r.url}")
+            ),
+        )
         for path in DECKS:
             page.goto((built / "html" / f"{path.stem}.html").as_uri())
             page.wait_for_function("window.Reveal && Reveal.isReady()")
@@ -87,9 +91,19 @@ def test_powerpoint_converts_to_one_page_per_slide(built: Path, tmp_path: Path) 
     for path in DECKS:
         pptx = built / "pptx" / f"{path.stem}.pptx"
         subprocess.run(
-            [soffice, f"-env:UserInstallation=file://{tmp_path / 'profile'}", "--headless", "--convert-to", "pdf",
-             "--outdir", str(tmp_path), str(pptx)],
-            check=True, capture_output=True, timeout=180,
+            [
+                soffice,
+                f"-env:UserInstallation=file://{tmp_path / 'profile'}",
+                "--headless",
+                "--convert-to",
+                "pdf",
+                "--outdir",
+                str(tmp_path),
+                str(pptx),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=180,
         )
         info = subprocess.run([pdfinfo, str(tmp_path / f"{path.stem}.pdf")], check=True, capture_output=True, text=True)
         pages = int(next(line.split()[-1] for line in info.stdout.splitlines() if line.startswith("Pages:")))

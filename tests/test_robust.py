@@ -125,7 +125,8 @@ def test_emphasis_nested_50_levels_builds(at: Path) -> None:
 
 
 def test_a_highlighter_past_its_time_limit_gives_plain_text_and_a_warning(
-        at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from pygments.lexers.python import PythonLexer
 
     def crawl(self: object, text: str, unfiltered: bool = False) -> object:
@@ -147,7 +148,7 @@ def test_a_highlighter_past_its_time_limit_gives_plain_text_and_a_warning(
 
 def test_mcschema_code_builds_quickly(at: Path) -> None:
     start = time.monotonic()
-    assert build(at, {"01-x.md": "# T\n\n```mcschema\n{\"a\": [1, 2], \"b\": \"c\"}\n```\n"}) == 0
+    assert build(at, {"01-x.md": '# T\n\n```mcschema\n{"a": [1, 2], "b": "c"}\n```\n'}) == 0
     assert time.monotonic() - start < 20
 
 
@@ -184,7 +185,8 @@ def test_a_deck_that_fails_keeps_its_previous_outputs(at: Path) -> None:
 
 
 def test_a_bug_on_one_deck_exits_70_and_the_others_are_built(
-        at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from slidegen.write.pptx import layout
 
     real = layout.build
@@ -204,7 +206,8 @@ def test_a_bug_on_one_deck_exits_70_and_the_others_are_built(
 
 
 def test_a_bug_outside_a_deck_exits_70_with_its_location(
-        at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    at: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def broken(*args: object) -> None:
         raise KeyError("x")
 
@@ -259,8 +262,10 @@ def test_build_time_is_linear_in_deck_size(at: Path) -> None:
 
 def test_a_deck_named_index_is_refused(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert build(at, {"01-a.md": GOOD, "index.md": "# Mine\n"}) == 1
-    assert ("decks/index.md:1:1: error: a deck cannot be named index.md: its page would overwrite the index "
-            "page index.html; rename the deck") in capsys.readouterr().err
+    assert (
+        "decks/index.md:1:1: error: a deck cannot be named index.md: its page would overwrite the index "
+        "page index.html; rename the deck"
+    ) in capsys.readouterr().err
     assert "01-a.html" in (at / "build" / "html" / "index.html").read_text(encoding="utf-8")
     assert main(["check"]) == 1
 
@@ -271,8 +276,9 @@ HEAD = "| key | value | digits | sd | n | unit | what | source |\n|---|---|---|-
 ROW = "| ch01.x | {value} | {digits} | {sd} | {n} | u | w | {source} |\n"
 
 
-def results_text(value: str = "2.5", digits: str = "3", sd: str = "0.1", n: str = "3",
-                 source: str = "run ch01.default 9f3c2a1e") -> str:
+def results_text(
+    value: str = "2.5", digits: str = "3", sd: str = "0.1", n: str = "3", source: str = "run ch01.default 9f3c2a1e"
+) -> str:
     return "# Results\n\n## ch01\n\n" + HEAD + ROW.format(value=value, digits=digits, sd=sd, n=n, source=source)
 
 
@@ -286,15 +292,21 @@ def located(text: str) -> tuple[int, int, str]:
     return d.line, d.col, d.message
 
 
-@pytest.mark.parametrize(("cells", "col", "message"), [
-    ({"n": "9" * 5000}, 28, "n '99999999999999999999...' of 'ch01.x' is too large: at most 1000000000"),
-    ({"digits": "9" * 5000}, 18, "digits '99999999999999999999...' of 'ch01.x' is too large: at most 17"),
-    ({"digits": "401", "source": "cited: A 2024"}, 18, "digits '401' of 'ch01.x' is too large: at most 17"),
-    ({"value": "1_000"}, 12, "value '1_000' of 'ch01.x' is not a number as results.md writes one (2.5, -3, 1e-08)"),
-    ({"sd": "-0.1"}, 22, "sd '-0.1' of 'ch01.x' is negative: a standard deviation is 0 or more"),
-    ({"source": "cited:  "}, 40,
-     "source of 'ch01.x' says 'cited:' but names no publication: write 'cited: PUBLICATION'"),
-])
+@pytest.mark.parametrize(
+    ("cells", "col", "message"),
+    [
+        ({"n": "9" * 5000}, 28, "n '99999999999999999999...' of 'ch01.x' is too large: at most 1000000000"),
+        ({"digits": "9" * 5000}, 18, "digits '99999999999999999999...' of 'ch01.x' is too large: at most 17"),
+        ({"digits": "401", "source": "cited: A 2024"}, 18, "digits '401' of 'ch01.x' is too large: at most 17"),
+        ({"value": "1_000"}, 12, "value '1_000' of 'ch01.x' is not a number as results.md writes one (2.5, -3, 1e-08)"),
+        ({"sd": "-0.1"}, 22, "sd '-0.1' of 'ch01.x' is negative: a standard deviation is 0 or more"),
+        (
+            {"source": "cited:  "},
+            40,
+            "source of 'ch01.x' says 'cited:' but names no publication: write 'cited: PUBLICATION'",
+        ),
+    ],
+)
 def test_bad_results_cells_are_located(cells: dict[str, str], col: int, message: str) -> None:
     assert located(results_text(**cells)) == (7, col, message)
 
@@ -314,8 +326,11 @@ def test_a_byte_order_mark_and_cr_line_endings_are_accepted(variant: str) -> Non
     from slidegen.record.results import Results
 
     plain = results_text()
-    for text in (variant.format(plain), variant.format(plain.replace("\n", "\r")),
-                 variant.format(plain.replace("\n", "\r\n"))):
+    for text in (
+        variant.format(plain),
+        variant.format(plain.replace("\n", "\r")),
+        variant.format(plain.replace("\n", "\r\n")),
+    ):
         results = Results.parse(text)
         assert results["ch01.x"].value == 2.5 and results["ch01.x"].line == 7
         assert results.dumps() == Results.parse(plain).dumps()
@@ -349,8 +364,10 @@ def test_digits_of_17_on_a_tiny_cited_value_formats(at: Path) -> None:
 
 # ------------------------------------------------------------------ media
 
-PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
-       b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+    b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 
 
 @pytest.fixture
@@ -372,11 +389,14 @@ def outside_refused(at: Path, deck: str, capsys: pytest.CaptureFixture[str]) -> 
 
 @pytest.mark.parametrize("how", ["absolute", "dotdot", "frontmatter"])
 def test_pictures_outside_the_project_are_refused(
-        at: Path, outside: Path, how: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    src = {"absolute": str(outside / "secret.png"), "dotdot": "../../elsewhere/secret.png",
-           "frontmatter": "../../elsewhere/secret.png"}[how]
-    deck = (f"---\nlayout: image-right\nimage: {src}\n---\n\n# T\n" if how == "frontmatter"
-            else f"# T\n\n![x]({src})\n")
+    at: Path, outside: Path, how: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = {
+        "absolute": str(outside / "secret.png"),
+        "dotdot": "../../elsewhere/secret.png",
+        "frontmatter": "../../elsewhere/secret.png",
+    }[how]
+    deck = f"---\nlayout: image-right\nimage: {src}\n---\n\n# T\n" if how == "frontmatter" else f"# T\n\n![x]({src})\n"
     write_project(at / "proj", {"01-x.md": deck})
     monkeypatch.chdir(at / "proj")
     err = outside_refused(at, deck, capsys)
@@ -385,8 +405,8 @@ def test_pictures_outside_the_project_are_refused(
 
 @pytest.mark.parametrize("link", ["file", "folder"])
 def test_symlinks_out_of_the_project_are_refused(
-        at: Path, outside: Path, link: str, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    at: Path, outside: Path, link: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_project(at / "proj", {"01-x.md": "# T\n\n![x](img/secret.png)\n"})
     img = at / "proj" / "decks" / "img"
     if link == "file":
@@ -406,22 +426,28 @@ def test_a_picture_inside_the_project_is_copied(at: Path) -> None:
     assert [p.read_bytes() for p in (at / "build" / "html" / "media").iterdir()] == [PNG]
 
 
-@pytest.mark.parametrize(("name", "data"), [
-    ("secret.png", b"password=hunter2\n"),
-    ("photo.jpg", PNG),
-    ("anim.gif", b"GIF00a"),
-    ("pic.webp", b"RIFF\x00\x00\x00\x00WAVE"),
-    ("draw.svg", b"<html>not a drawing</html>"),
-])
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("secret.png", b"password=hunter2\n"),
+        ("photo.jpg", PNG),
+        ("anim.gif", b"GIF00a"),
+        ("pic.webp", b"RIFF\x00\x00\x00\x00WAVE"),
+        ("draw.svg", b"<html>not a drawing</html>"),
+    ],
+)
 def test_a_picture_whose_bytes_are_not_its_format_is_refused(
-        at: Path, name: str, data: bytes, capsys: pytest.CaptureFixture[str]) -> None:
+    at: Path, name: str, data: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_project(at, {"01-x.md": f"# T\n\n![x]({name})\n"})
     (at / "decks" / name).write_bytes(data)
     (at / "decks" / (Path(name).stem + ".png")).write_bytes(PNG) if not name.endswith(".png") else None
     assert main(["build"]) == 1
     kind = Path(name).suffix.lstrip(".").upper()
-    assert (f"decks/01-x.md:3:1: error: image '{name}' ({name}) does not hold a {kind} picture; its bytes are not "
-            "what its extension says") in capsys.readouterr().err
+    assert (
+        f"decks/01-x.md:3:1: error: image '{name}' ({name}) does not hold a {kind} picture; its bytes are not "
+        "what its extension says"
+    ) in capsys.readouterr().err
     assert not (at / "build" / "html" / "media").exists()
 
 
@@ -443,7 +469,8 @@ def test_display_math_nested_past_mathtext_falls_back_to_its_source(at: Path) ->
 
 
 def test_a_deck_that_is_not_utf8_does_not_stop_another_deck_or_the_index(
-        at: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    at: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert build(at, {"01-a.md": GOOD, "02-latin1.md": "# Caf\xe9\n".encode("latin-1")}) == 1
     assert "decks/02-latin1.md:1:1: error: the deck is not UTF-8 text; save it as UTF-8" in capsys.readouterr().err
     assert (at / "build" / "html" / "01-a.html").is_file()
@@ -469,20 +496,26 @@ def test_a_summary_with_odd_characters_reaches_the_index(at: Path) -> None:
 def test_frontmatter_nested_990_levels_is_a_located_error(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_project(at, {"01-x.md": "---\nx: " + "[" * 990 + "]" * 990 + "\n---\n\n# T\n"})
     assert main(["inspect", "decks/01-x.md"]) == 1  # was RecursionError in json
-    assert ("decks/01-x.md:2:1: error: frontmatter nests lists and mappings more than 20 levels deep"
-            in capsys.readouterr().err)
+    assert (
+        "decks/01-x.md:2:1: error: frontmatter nests lists and mappings more than 20 levels deep"
+        in capsys.readouterr().err
+    )
     write_project(at / "ok", {"01-x.md": "---\nx: " + "[" * 20 + "]" * 20 + "\n---\n\n# T\n"})
 
 
 LAUGHS = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10))
 
 
-@pytest.mark.parametrize(("yaml", "message"), [
-    ("x: &a [*a, 1]\n", "frontmatter holds itself (a YAML alias inside its own anchor)"),
-    ("l0: &l0 [lol]\n" + LAUGHS, "frontmatter holds more than 10,000 values once its YAML aliases are expanded"),
-])
-def test_yaml_aliases_that_loop_or_explode_are_located(at: Path, yaml: str, message: str,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("yaml", "message"),
+    [
+        ("x: &a [*a, 1]\n", "frontmatter holds itself (a YAML alias inside its own anchor)"),
+        ("l0: &l0 [lol]\n" + LAUGHS, "frontmatter holds more than 10,000 values once its YAML aliases are expanded"),
+    ],
+)
+def test_yaml_aliases_that_loop_or_explode_are_located(
+    at: Path, yaml: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_project(at, {"01-x.md": f"---\n{yaml}---\n\n# T\n"})
     start = time.monotonic()
     assert main(["inspect", "decks/01-x.md"]) == 1

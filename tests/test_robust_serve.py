@@ -93,15 +93,30 @@ def test_folders_are_never_listed(server: tuple[int, Path], path: str) -> None:
     assert b"a.png" not in body and b"theme.css" not in body
 
 
-@pytest.mark.parametrize(("path", "status"), [
-    ("/%00", 400), ("/a%00.html", 400), ("/../secret.txt", 400), ("/media/../../secret.txt", 400),
-    ("/%2e%2e/secret.txt", 400), ("/%2E%2E/secret.txt", 400), ("/media/%2e%2e/%2e%2e/secret.txt", 400),
-    ("/%252e%252e/secret.txt", 404), ("/..%2fsecret.txt", 400), ("/%2e%2e%2fsecret.txt", 400),
-    ("/..\\secret.txt", 400), ("/%5c..%5csecret.txt", 400), ("/%ff", 400), ("//etc/passwd", 404),
-    ("/nope.html", 404), ("/secret.txt", 404),
-])
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/%00", 400),
+        ("/a%00.html", 400),
+        ("/../secret.txt", 400),
+        ("/media/../../secret.txt", 400),
+        ("/%2e%2e/secret.txt", 400),
+        ("/%2E%2E/secret.txt", 400),
+        ("/media/%2e%2e/%2e%2e/secret.txt", 400),
+        ("/%252e%252e/secret.txt", 404),
+        ("/..%2fsecret.txt", 400),
+        ("/%2e%2e%2fsecret.txt", 400),
+        ("/..\\secret.txt", 400),
+        ("/%5c..%5csecret.txt", 400),
+        ("/%ff", 400),
+        ("//etc/passwd", 404),
+        ("/nope.html", 404),
+        ("/secret.txt", 404),
+    ],
+)
 def test_malformed_and_traversing_paths_get_a_4xx_and_no_file(
-        server: tuple[int, Path], path: str, status: int, capsys: pytest.CaptureFixture[str]) -> None:
+    server: tuple[int, Path], path: str, status: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     port, _ = server
     got, body = get(port, path)
     assert got == status
@@ -109,16 +124,22 @@ def test_malformed_and_traversing_paths_get_a_4xx_and_no_file(
     assert "Traceback" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("request_line", [
-    b"GARBAGE\r\n\r\n", b"GET\r\n\r\n", b"GET / HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n",
-    b"POST /01-x.html HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
-    b"BREW / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-    b"GET http://evil.example/01-x.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-    b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-    b"GET /\x00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-])
-def test_malformed_requests_get_a_4xx(server: tuple[int, Path], request_line: bytes,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "request_line",
+    [
+        b"GARBAGE\r\n\r\n",
+        b"GET\r\n\r\n",
+        b"GET / HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n",
+        b"POST /01-x.html HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
+        b"BREW / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET http://evil.example/01-x.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /\x00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    ],
+)
+def test_malformed_requests_get_a_4xx(
+    server: tuple[int, Path], request_line: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
     port, _ = server
     answer = raw(port, request_line)
     if answer.startswith(b"HTTP/"):

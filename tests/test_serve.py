@@ -119,8 +119,9 @@ def test_refuses_a_non_loopback_address_unless_asked_for_explicitly(project: Pro
         assert not is_loopback(host), host
 
 
-def test_cli_passes_other_addresses_only_from_an_explicit_host(project: Project,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_passes_other_addresses_only_from_an_explicit_host(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = []
     monkeypatch.setattr(serve_module, "serve", lambda project, **kw: calls.append(kw) or 0)
     assert main(["serve"]) == 0
@@ -184,8 +185,14 @@ def test_a_broken_deck_shows_its_error_and_the_server_keeps_running(preview: Pre
 def test_ctrl_c_stops_cleanly(project: Project) -> None:
     """The real command in a child process: serve, answer, then SIGINT ends it with exit 0."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    child = subprocess.Popen([sys.executable, "-m", "slidegen", "serve", "--port", "0"], cwd=project.root,
-                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "slidegen", "serve", "--port", "0"],
+        cwd=project.root,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
     try:
         line = ""
         deadline = time.monotonic() + 30
@@ -226,10 +233,12 @@ def test_the_open_page_reloads_at_the_same_slide(preview: Preview, project: Proj
                 time.sleep(0.05)  # the page's EventSource is connected
             page.evaluate("window.__beforeReload = true")
             deck = project.decks_dir / "01-served.md"
-            deck.write_text(DECK.replace("Original text.", "Seen after the reload.") + "\n---\n\n# Added\n",
-                            encoding="utf-8")
-            page.wait_for_function("window.__beforeReload === undefined && window.Reveal && Reveal.isReady()",
-                                   timeout=8000)
+            deck.write_text(
+                DECK.replace("Original text.", "Seen after the reload.") + "\n---\n\n# Added\n", encoding="utf-8"
+            )
+            page.wait_for_function(
+                "window.__beforeReload === undefined && window.Reveal && Reveal.isReady()", timeout=8000
+            )
             assert page.evaluate("Reveal.getIndices().h") == 1
             assert "Seen after the reload." in page.evaluate("Reveal.getCurrentSlide().innerText")
         finally:
@@ -240,18 +249,24 @@ def test_the_open_page_reloads_at_the_same_slide(preview: Preview, project: Proj
 
 
 def test_the_error_page_is_the_template_in_the_themes_colours(project: Project) -> None:
-    page = error_page(project.decks_dir / "01-served.md",
-                      [Diagnostic("decks/01-served.md", 3, 4, "unknown layout '<b>odd</b>'"), "plain & string"])
+    page = error_page(
+        project.decks_dir / "01-served.md",
+        [Diagnostic("decks/01-served.md", 3, 4, "unknown layout '<b>odd</b>'"), "plain & string"],
+    )
     assert page.startswith("<!doctype html>\n") and page.endswith("</html>\n")
     assert "<title>Error in decks/01-served.md</title>" in page
     assert "<h1>decks/01-served.md does not build</h1>" in page
-    style = page[page.index("<style>"):page.index("</style>")]
-    assert f"body {{ margin: 0; background: {theme.BACKGROUND}; color: {theme.TEXT}; font-family: {theme.SANS_CSS};" \
-        in style  # the font list's quotes are not escaped inside <style>
+    style = page[page.index("<style>") : page.index("</style>")]
+    assert (
+        f"body {{ margin: 0; background: {theme.BACKGROUND}; color: {theme.TEXT}; font-family: {theme.SANS_CSS};"
+        in style
+    )  # the font list's quotes are not escaped inside <style>
     assert f"font-family: {theme.MONO_CSS};" in style and f"background: {theme.CODE_BACKGROUND};" in style
     assert f"p {{ color: {theme.MUTED}; }}" in style and f"a {{ color: {theme.ACCENT}; }}" in style
-    assert '<ul class="problems">\n<li><code>decks/01-served.md:3:4: error: unknown layout '\
-        '&#39;&lt;b&gt;odd&lt;/b&gt;&#39;</code></li>\n<li><code>plain &amp; string</code></li>\n</ul>' in page
+    assert (
+        '<ul class="problems">\n<li><code>decks/01-served.md:3:4: error: unknown layout '
+        "&#39;&lt;b&gt;odd&lt;/b&gt;&#39;</code></li>\n<li><code>plain &amp; string</code></li>\n</ul>" in page
+    )
     assert '<a href="index.html">All decks</a>' in page
 
 

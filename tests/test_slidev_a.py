@@ -61,10 +61,21 @@ def test_imports_are_replaced_by_the_imported_slides_with_merged_frontmatter(dec
     assert deck.slide_path(deck.slides[4]) == deck.slides[4].path and deck.slide_path(deck.slides[0]) == FIXTURE
     # defaults are below a slide's own keys, an importing slide's keys above them (Slidev's order)
     assert [s.frontmatter.get("class") for s in deck.slides] == [
-        "roomy", "roomy", "roomy", "roomy", "roomy", "roomy", "compact", "spotlight", "roomy"]
+        "roomy",
+        "roomy",
+        "roomy",
+        "roomy",
+        "roomy",
+        "roomy",
+        "compact",
+        "spotlight",
+        "roomy",
+    ]
     assert deck.slides[7].frontmatter == {"class": "spotlight", "layout": "center"}
     assert [(site.line, site.frontmatter["src"]) for site in deck.imports] == [
-        (48, "./parts/a-part.md"), (52, "./parts/a-part.md#3")]
+        (48, "./parts/a-part.md"),
+        (52, "./parts/a-part.md#3"),
+    ]
     assert "src" not in deck.headmatter and deck.headmatter["defaults"] == {"class": "roomy"}
     assert key_warnings("decks/a.md", deck) == []  # every key of the fixture is implemented
 
@@ -75,8 +86,12 @@ def test_ranges_follow_slidevs_parse_range_string():
     assert imports.pick(6, "2-4") == [2, 3, 4]
     assert imports.pick(6, "5,1;3-") == [1, 3, 4, 5, 6]
     assert imports.pick(6, "4, 2-3, 3") == [2, 3, 4]
-    for bad, message in [("x", "is not a slide number or range"), ("3-1", "is empty"),
-                         ("0", "is empty"), ("2-9", r"goes past the file's last slide \(6\)")]:
+    for bad, message in [
+        ("x", "is not a slide number or range"),
+        ("3-1", "is empty"),
+        ("0", "is empty"),
+        ("2-9", r"goes past the file's last slide \(6\)"),
+    ]:
         with pytest.raises(imports.ImportProblem, match=message):
             imports.pick(6, bad)
 
@@ -89,17 +104,22 @@ def _project(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_imports_nest_and_a_hidden_import_brings_nothing(tmp_path: Path):
-    root = _project(tmp_path, {
-        "decks/01-x.md": "# One\n\n---\nsrc: /parts/a.md\nhide: true\n---\n\n---\nsrc: parts/b.md\n---\n",
-        "decks/parts/a.md": "# A1\n\n---\n\n# A2\n",
-        "decks/parts/b.md": "# B1\n\n---\nsrc: ./a.md#2\nclass: deep\n---\n",  # relative to b.md itself
-    })
+    root = _project(
+        tmp_path,
+        {
+            "decks/01-x.md": "# One\n\n---\nsrc: /parts/a.md\nhide: true\n---\n\n---\nsrc: parts/b.md\n---\n",
+            "decks/parts/a.md": "# A1\n\n---\n\n# A2\n",
+            "decks/parts/b.md": "# B1\n\n---\nsrc: ./a.md#2\nclass: deep\n---\n",  # relative to b.md itself
+        },
+    )
     deck = parse_deck(root / "decks" / "01-x.md")
     # Slidev's loadSlide returns before src: on a hidden slide, so a.md's slides are not in the deck at all
     assert [(s.title, s.frontmatter) for s in deck.slides] == [("One", {}), ("B1", {}), ("A2", {"class": "deep"})]
     assert [(site.path.name, site.line, site.frontmatter) for site in deck.imports] == [
-        ("01-x.md", 4, {"src": "/parts/a.md", "hide": True}), ("01-x.md", 9, {"src": "parts/b.md"}),
-        ("b.md", 4, {"src": "./a.md#2", "class": "deep"})]
+        ("01-x.md", 4, {"src": "/parts/a.md", "hide": True}),
+        ("01-x.md", 9, {"src": "parts/b.md"}),
+        ("b.md", 4, {"src": "./a.md#2", "class": "deep"}),
+    ]
     from slidegen.read.frontmatter import visible
 
     assert [s.title for s in visible(deck).slides] == ["One", "B1", "A2"]
@@ -107,14 +127,20 @@ def test_imports_nest_and_a_hidden_import_brings_nothing(tmp_path: Path):
 
 @pytest.mark.parametrize("key", ["hide", "disabled"])
 def test_a_hidden_import_reads_no_file_as_slidev_does(tmp_path: Path, key: str):
-    root = _project(tmp_path, {
-        # a missing file, a file outside the project, a cycle and a range past the end: none is read, none is an error
-        "decks/01-x.md": (f"# One\n\n---\nsrc: ./missing.md\n{key}: true\n---\n\n"
-                          f"---\nsrc: ../../outside.md\n{key}: true\n---\n\n"
-                          f"---\nsrc: ./01-x.md#9\n{key}: true\n---\n\n"
-                          f"---\nsrc: ./p.md\n{key}: false\n---\n"),
-        "decks/p.md": "# P\n",
-    })
+    root = _project(
+        tmp_path,
+        {
+            # a missing file, a file outside the project, a cycle and a range past the end: none is read, none is
+            # an error
+            "decks/01-x.md": (
+                f"# One\n\n---\nsrc: ./missing.md\n{key}: true\n---\n\n"
+                f"---\nsrc: ../../outside.md\n{key}: true\n---\n\n"
+                f"---\nsrc: ./01-x.md#9\n{key}: true\n---\n\n"
+                f"---\nsrc: ./p.md\n{key}: false\n---\n"
+            ),
+            "decks/p.md": "# P\n",
+        },
+    )
     deck = parse_deck(root / "decks" / "01-x.md")
     assert [(s.title, s.path and s.path.name) for s in deck.slides] == [("One", None), ("P", "p.md")]
     assert deck.slides[1].frontmatter == {key: False}  # false hides nothing: the import happens
@@ -127,21 +153,36 @@ def test_a_hidden_import_reads_no_file_as_slidev_does(tmp_path: Path, key: str):
         parse_deck(root / "decks" / "02-y.md")
 
 
-@pytest.mark.parametrize(("files", "where", "message"), [
-    ({"decks/01-x.md": "# A\n\n---\nsrc: ./nope.md\n---\n"}, "decks/01-x.md:4:6",
-     "src: './nope.md' not found"),
-    ({"decks/01-x.md": "# A\n\n---\nsrc: ./p.md\n---\n", "decks/p.md": "# P\n\n---\nsrc: ./01-x.md\n---\n"},
-     "decks/p.md:4:6", "src: imports form a cycle (01-x.md -> p.md -> 01-x.md)"),
-    ({"decks/01-x.md": "# A\n\n---\nsrc: ./p.md#4\n---\n", "decks/p.md": "# P\n"}, "decks/01-x.md:4:6",
-     "src: range '4' goes past the file's last slide (1)"),
-    ({"decks/01-x.md": "# A\n\n---\nsrc: ../../outside.md\n---\n", "outside.md": "# O\n"}, "decks/01-x.md:4:6",
-     "outside the project"),
-    ({"decks/01-x.md": "# A\n\n---\nsrc: ./p.md\n---\n", "decks/p.md": "# P\n\n```py\nx\n"}, "decks/p.md:3:1",
-     "unclosed code fence opened here"),
-    ({"decks/01-x.md": "# A\n\n---\nsrc: 3\n---\n"}, "decks/01-x.md:4:6", "src: names the Markdown file"),
-])
-def test_import_errors_are_located_in_the_file_that_holds_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                 files: dict[str, str], where: str, message: str):
+@pytest.mark.parametrize(
+    ("files", "where", "message"),
+    [
+        ({"decks/01-x.md": "# A\n\n---\nsrc: ./nope.md\n---\n"}, "decks/01-x.md:4:6", "src: './nope.md' not found"),
+        (
+            {"decks/01-x.md": "# A\n\n---\nsrc: ./p.md\n---\n", "decks/p.md": "# P\n\n---\nsrc: ./01-x.md\n---\n"},
+            "decks/p.md:4:6",
+            "src: imports form a cycle (01-x.md -> p.md -> 01-x.md)",
+        ),
+        (
+            {"decks/01-x.md": "# A\n\n---\nsrc: ./p.md#4\n---\n", "decks/p.md": "# P\n"},
+            "decks/01-x.md:4:6",
+            "src: range '4' goes past the file's last slide (1)",
+        ),
+        (
+            {"decks/01-x.md": "# A\n\n---\nsrc: ../../outside.md\n---\n", "outside.md": "# O\n"},
+            "decks/01-x.md:4:6",
+            "outside the project",
+        ),
+        (
+            {"decks/01-x.md": "# A\n\n---\nsrc: ./p.md\n---\n", "decks/p.md": "# P\n\n```py\nx\n"},
+            "decks/p.md:3:1",
+            "unclosed code fence opened here",
+        ),
+        ({"decks/01-x.md": "# A\n\n---\nsrc: 3\n---\n"}, "decks/01-x.md:4:6", "src: names the Markdown file"),
+    ],
+)
+def test_import_errors_are_located_in_the_file_that_holds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], where: str, message: str
+):
     root = _project(tmp_path / "proj", files)
     monkeypatch.chdir(root)
     with pytest.raises(SlidegenError) as caught:
@@ -155,20 +196,30 @@ def test_imports_that_fan_out_stop_at_a_slide_limit(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr(parse, "MAX_IMPORTED_SLIDES", 6)
     twice = "---\nsrc: ./p{0}.md\n---\n\n---\nsrc: ./p{0}.md\n---\n"
-    root = _project(tmp_path, {"decks/01-x.md": twice.format(0), "decks/p0.md": twice.format(1),
-                               "decks/p1.md": twice.format(2), "decks/p2.md": "# Leaf\n"})
+    root = _project(
+        tmp_path,
+        {
+            "decks/01-x.md": twice.format(0),
+            "decks/p0.md": twice.format(1),
+            "decks/p1.md": twice.format(2),
+            "decks/p2.md": "# Leaf\n",
+        },
+    )
     with pytest.raises(SlidegenError, match="src: imports bring the deck past 6 slides") as caught:
         parse_deck(root / "decks" / "01-x.md")
     assert caught.value.diagnostic.path.endswith("p0.md") and caught.value.diagnostic.line == 6
 
 
-def test_check_names_the_imported_file_for_problems_on_imported_slides(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch):
-    root = _project(tmp_path, {
-        "decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\nwobble: 1\n---\n",
-        "decks/parts/p.md": ("# P\n\nIt shows {{ ch01.nope }}\n\n---\nlayout: center\nflutter: 2\n---\n\n"
-                             "# Q [@nobody]\n"),
-    })
+def test_check_names_the_imported_file_for_problems_on_imported_slides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    root = _project(
+        tmp_path,
+        {
+            "decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\nwobble: 1\n---\n",
+            "decks/parts/p.md": (
+                "# P\n\nIt shows {{ ch01.nope }}\n\n---\nlayout: center\nflutter: 2\n---\n\n# Q [@nobody]\n"
+            ),
+        },
+    )
     monkeypatch.chdir(root)
     found = [str(x) for x in check_project(root)]
     assert "decks/parts/p.md:3:10: error: unknown result key 'ch01.nope'" in found, found
@@ -179,15 +230,19 @@ def test_check_names_the_imported_file_for_problems_on_imported_slides(tmp_path:
 
 
 def test_a_missing_picture_on_an_imported_slide_names_that_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n",
-                               "decks/parts/p.md": "# P\n\n![a picture](img/none.png)\n"})
+    root = _project(
+        tmp_path,
+        {
+            "decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n",
+            "decks/parts/p.md": "# P\n\n![a picture](img/none.png)\n",
+        },
+    )
     monkeypatch.chdir(root)
     found = [str(x) for x in check_project(root)]
     assert any(x.startswith("decks/parts/p.md:3:1: error: image 'img/none.png' not found") for x in found), found
 
 
-def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch):
+def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Pictures of HTML regions, components and diagrams, display math PowerPoint cannot take, a failed
     highlighter, component data: each names ``parts/p.md`` and its line there, not the importing deck."""
     from slidegen.check.outputs import math_problems
@@ -196,11 +251,13 @@ def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Pa
     from slidegen.write import highlight, htmlpictures, snapshot
     from slidegen.write.pptx import layout
 
-    part = ("# P\n\n<div style=\"display: grid\">\n<div>cell</div>\n</div>\n\n"  # lines 3-5
-            "<lr-x alt=\"x\" run=\"nope\"></lr-x>\n\n"  # line 7
-            "```mermaid\ngraph LR\n  a --> b\n```\n\n"  # lines 9-12
-            "$$\n\\ce{H2O}\n$$\n\n"  # lines 14-16
-            "```python\nx = 1\n```\n")  # lines 18-20
+    part = (
+        '# P\n\n<div style="display: grid">\n<div>cell</div>\n</div>\n\n'  # lines 3-5
+        '<lr-x alt="x" run="nope"></lr-x>\n\n'  # line 7
+        "```mermaid\ngraph LR\n  a --> b\n```\n\n"  # lines 9-12
+        "$$\n\\ce{H2O}\n$$\n\n"  # lines 14-16
+        "```python\nx = 1\n```\n"
+    )  # lines 18-20
     root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n", "decks/parts/p.md": part})
     monkeypatch.chdir(root)
     deck = parse_deck(Path("decks/01-x.md"))
@@ -215,18 +272,26 @@ def test_every_writer_names_the_imported_file_for_an_imported_slide(tmp_path: Pa
     assert (caught.value.diagnostic.path, caught.value.diagnostic.line) == (where, 14)
     monkeypatch.setattr(highlight, "highlighted", lambda code, lang: ((), False))
     assert [(x.path, x.line, x.severity) for x in highlight.problems(deck)] == [
-        (where, 9, "warning"), (where, 18, "warning")]
+        (where, 9, "warning"),
+        (where, 18, "warning"),
+    ]
     with pytest.raises(SlidegenError) as caught:
         resolve_media(deck, None, root)
     assert str(caught.value.diagnostic).startswith(f"{where}:7:1: error: component data: run='nope'")
 
 
 @pytest.mark.browser
-def test_check_names_the_imported_file_for_a_diagram_mermaid_cannot_parse(tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch):
+def test_check_names_the_imported_file_for_a_diagram_mermaid_cannot_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     needs.chromium()
-    root = _project(tmp_path, {"decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n",
-                               "decks/parts/p.md": "# P\n\n```mermaid\nflowchart LR\n  a --> b\n  b -->> c((\n```\n"})
+    root = _project(
+        tmp_path,
+        {
+            "decks/01-x.md": "# A\n\n---\nsrc: ./parts/p.md\n---\n",
+            "decks/parts/p.md": "# P\n\n```mermaid\nflowchart LR\n  a --> b\n  b -->> c((\n```\n",
+        },
+    )
     monkeypatch.chdir(root)
     errors = [x for x in check_project(root) if x.severity == "error"]
     assert [(x.path, x.line) for x in errors] == [("decks/parts/p.md", 6)], [str(x) for x in errors]
@@ -234,8 +299,9 @@ def test_check_names_the_imported_file_for_a_diagram_mermaid_cannot_parse(tmp_pa
 
 
 @pytest.mark.browser
-def test_the_pdf_names_the_imported_file_for_a_slide_taller_than_its_page(tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch):
+def test_the_pdf_names_the_imported_file_for_a_slide_taller_than_its_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     import contextlib
     import io
 
@@ -246,25 +312,30 @@ def test_the_pdf_names_the_imported_file_for_a_slide_taller_than_its_page(tmp_pa
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
         assert main(["build", "--to", "pdf"]) == 0
-    assert ("decks/parts/p.md:1:1: warning: slide 2 is taller than its page: its bottom is cut off in the PDF"
-            in err.getvalue()), err.getvalue()
+    assert (
+        "decks/parts/p.md:1:1: warning: slide 2 is taller than its page: its bottom is cut off in the PDF"
+        in err.getvalue()
+    ), err.getvalue()
 
 
 # ---------------------------------------------------------------------- frontmatter values
 
 
-@pytest.mark.parametrize(("frontmatter", "where", "message"), [
-    ("aspectRatio: 21/9", "3:14", "aspectRatio '21/9' is not 16/9 or 4/3"),
-    ("canvasWidth: wide", "3:14", "canvasWidth 'wide' is not a width in pixels"),
-    ("colorSchema: sepia", "3:14", "colorSchema 'sepia' is not one of light, dark, auto, all"),
-    ("zoom: 0", "3:7", "zoom 0 is not a scale from 0.1 to 10"),
-    ("clicks: -1", "3:9", "clicks -1 is not a whole number of clicks"),
-    ("lineNumbers: yes please", "3:14", "lineNumbers must be true or false"),
-    ("background: https://x.org/a.png", "3:13", "is remote"),
-    ("background: notacolour", "3:13", "background 'notacolour' is neither a colour"),
-    ("defaults: [1]", "3:11", "defaults: must be a mapping"),
-    ("fonts: {sans: Carlito, cdn: yes}", "3:8", "fonts key 'cdn' is not one of Slidev's"),
-])
+@pytest.mark.parametrize(
+    ("frontmatter", "where", "message"),
+    [
+        ("aspectRatio: 21/9", "3:14", "aspectRatio '21/9' is not 16/9 or 4/3"),
+        ("canvasWidth: wide", "3:14", "canvasWidth 'wide' is not a width in pixels"),
+        ("colorSchema: sepia", "3:14", "colorSchema 'sepia' is not one of light, dark, auto, all"),
+        ("zoom: 0", "3:7", "zoom 0 is not a scale from 0.1 to 10"),
+        ("clicks: -1", "3:9", "clicks -1 is not a whole number of clicks"),
+        ("lineNumbers: yes please", "3:14", "lineNumbers must be true or false"),
+        ("background: https://x.org/a.png", "3:13", "is remote"),
+        ("background: notacolour", "3:13", "background 'notacolour' is neither a colour"),
+        ("defaults: [1]", "3:11", "defaults: must be a mapping"),
+        ("fonts: {sans: Carlito, cdn: yes}", "3:8", "fonts key 'cdn' is not one of Slidev's"),
+    ],
+)
 def test_bad_values_are_errors_at_their_key(frontmatter: str, where: str, message: str):
     with pytest.raises(SlidegenError) as caught:
         parse_text(f"---\ntitle: T\n{frontmatter}\n---\n\n# T\n", Path("d.md"))
@@ -273,8 +344,11 @@ def test_bad_values_are_errors_at_their_key(frontmatter: str, where: str, messag
 
 
 def test_check_warns_on_what_slidegen_cannot_do_as_slidev_does():
-    deck = parse_text("---\nfonts:\n  sans: Fira Sans\n  provider: google\ndefaults:\n  wobble: 1\n---\n\n# T\n\n"
-                      "---\ntransition: my-swirl\naspectRatio: 4/3\n---\n\n# U\n", Path("d.md"))
+    deck = parse_text(
+        "---\nfonts:\n  sans: Fira Sans\n  provider: google\ndefaults:\n  wobble: 1\n---\n\n# T\n\n"
+        "---\ntransition: my-swirl\naspectRatio: 4/3\n---\n\n# U\n",
+        Path("d.md"),
+    )
     assert [str(w) for w in key_warnings("d.md", deck)] == [
         "d.md:2:1: warning: fonts.provider 'google' is not used: slidegen never loads web fonts, only fonts "
         "installed on the machine that shows the deck",
@@ -289,9 +363,23 @@ def test_check_warns_on_what_slidegen_cannot_do_as_slidev_does():
 
 def test_settings_read_slidevs_forms():
     assert [settings.aspect(v) for v in ("16/9", "4:3", "16x9", "4|3", 16 / 9, "1/1", "3/0")] == [
-        (16, 9), (4, 3), (16, 9), (4, 3), (16, 9), None, None]
-    look = settings.deck_settings({"aspectRatio": "4/3", "canvasWidth": 980, "titleTemplate": "%s - Slidev",
-                                   "transition": "slide-up | slide-down", "fonts": {"mono": "Fira Code, monospace"}})
+        (16, 9),
+        (4, 3),
+        (16, 9),
+        (4, 3),
+        (16, 9),
+        None,
+        None,
+    ]
+    look = settings.deck_settings(
+        {
+            "aspectRatio": "4/3",
+            "canvasWidth": 980,
+            "titleTemplate": "%s - Slidev",
+            "transition": "slide-up | slide-down",
+            "fonts": {"mono": "Fira Code, monospace"},
+        }
+    )
     assert (look.canvas_width, look.canvas_height, look.transition) == (980, 735, "slide-up")
     assert look.page_title("Deck") == "Deck - Slidev" and look.mono == '"Fira Code", monospace'
     assert settings.reveal_transition("slide-left | slide-right") == "slide"
@@ -299,13 +387,22 @@ def test_settings_read_slidevs_forms():
 
 
 def test_fonts_follow_slidevs_keys_in_html():
-    look = settings.deck_settings({"fonts": {"sans": "Carlito, sans-serif", "serif": "Liberation Serif",
-                                             "mono": "monospace, DejaVu Sans Mono", "local": "Carlito"}})
+    look = settings.deck_settings(
+        {
+            "fonts": {
+                "sans": "Carlito, sans-serif",
+                "serif": "Liberation Serif",
+                "mono": "monospace, DejaVu Sans Mono",
+                "local": "Carlito",
+            }
+        }
+    )
     assert (look.pptx_sans, look.pptx_mono) == ("Carlito", "DejaVu Sans Mono")  # a generic family is no typeface
     assert look.font_css() == (
         f':root {{ --sans: "Carlito", sans-serif, {theme.SANS_CSS}; --serif: "Liberation Serif", '
         f'{settings.SERIF_CSS}; --mono: monospace, "DejaVu Sans Mono", {theme.MONO_CSS}; }}'
-        " .reveal .font-serif { font-family: var(--serif); }")
+        " .reveal .font-serif { font-family: var(--serif); }"
+    )
     bare = settings.deck_settings({"fonts": {"sans": "Carlito", "fallbacks": False}})
     assert bare.font_css() == ':root { --sans: "Carlito"; }' and not bare.fallbacks
     assert settings.deck_settings({}).font_css() == "" and settings.deck_settings({}).pptx_sans is None
@@ -313,16 +410,20 @@ def test_fonts_follow_slidevs_keys_in_html():
         "fonts.weights is not used: it says which styles of a web font Slidev downloads; slidegen uses the "
         "installed font's own weights and italics",
         "fonts.italic is not used: it says which styles of a web font Slidev downloads; slidegen uses the "
-        "installed font's own weights and italics"]
+        "installed font's own weights and italics",
+    ]
     with pytest.raises(SlidegenError, match="fonts.fallbacks must be true or false"):
         parse_text("---\nfonts:\n  fallbacks: nope\n---\n\n# T\n", Path("d.md"))
 
 
 def test_check_warns_once_that_a_pptx_names_fonts_it_cannot_embed():
     warn = settings.pptx_font_warnings
-    assert [str(x) for x in warn("d.md", 9, {"sans": "Carlito", "mono": "Fira Code", "local": "Carlito, Fira Code"})] \
-        == ["d.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito and fonts.mono "
-            "Fira Code only on a machine that has it installed, and its default font elsewhere"]
+    assert [
+        str(x) for x in warn("d.md", 9, {"sans": "Carlito", "mono": "Fira Code", "local": "Carlito, Fira Code"})
+    ] == [
+        "d.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito and fonts.mono "
+        "Fira Code only on a machine that has it installed, and its default font elsewhere"
+    ]
     assert warn("d.md", 9, {"sans": "Arial", "mono": "Courier New", "local": "Arial, Courier New"}) == []
     assert warn("d.md", 9, {"sans": "Fira Sans"}) == []  # the web-font warning already says so
     assert len(warn("d.md", 9, {"sans": "Fira Sans", "provider": "none"})) == 1
@@ -336,15 +437,17 @@ def test_check_on_the_fixture_names_the_font_once_at_its_key(tmp_path: Path, mon
         (tmp_path / "decks" / other).unlink(missing_ok=True)
     monkeypatch.chdir(tmp_path)
     found = [str(x) for x in check_project(tmp_path) if "font" in x.message]
-    assert found == ["decks/a.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito "
-                     "only on a machine that has it installed, and its default font elsewhere"]
+    assert found == [
+        "decks/a.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito "
+        "only on a machine that has it installed, and its default font elsewhere"
+    ]
 
 
 def test_defaults_keep_the_headmatter_bound():
     from slidegen.bind.numbers import bind_deck
     from slidegen.record.results import Results
 
-    deck = parse_text('---\ntitle: \'Deck {{ "two" }}\'\ndefaults:\n  class: roomy\n---\n\nText\n', Path("d.md"))
+    deck = parse_text("---\ntitle: 'Deck {{ \"two\" }}'\ndefaults:\n  class: roomy\n---\n\nText\n", Path("d.md"))
     bound, problems = bind_deck(deck, Results())
     assert problems == [] and bound.title == "Deck two" and bound.headmatter["title"] == "Deck two"
     assert bound.slides[0].frontmatter["class"] == "roomy"
@@ -374,12 +477,18 @@ def test_html_draws_backgrounds_transitions_zoom_and_the_deck_settings(deck: d.D
     assert 'transition: "slide",' in page and "width: 1280," in page and "height: 720," in page
     assert ':root { --sans: "Carlito", Calibri' in page
     sections = [line for line in page.splitlines() if line.startswith("<section")]
-    assert sections[1] == ('<section class="layout-default tone-dark roomy" data-background-color="#1d4ed8" '
-                           'data-transition="fade" style="--muted: #ffffff; --accent: #ffffff">')
-    assert sections[2] == ('<section class="layout-default roomy" data-background-color="#ffffe0" '
-                           'style="--muted: #1f2933; --accent: #1f2933">')
-    assert sections[3] == ('<section class="layout-default roomy" data-background-color="#ffffff" '
-                           'data-background-image="media/a-backdrop.png" data-background-opacity="0.25">')
+    assert sections[1] == (
+        '<section class="layout-default tone-dark roomy" data-background-color="#1d4ed8" '
+        'data-transition="fade" style="--muted: #ffffff; --accent: #ffffff">'
+    )
+    assert sections[2] == (
+        '<section class="layout-default roomy" data-background-color="#ffffe0" '
+        'style="--muted: #1f2933; --accent: #1f2933">'
+    )
+    assert sections[3] == (
+        '<section class="layout-default roomy" data-background-color="#ffffff" '
+        'data-background-image="media/a-backdrop.png" data-background-opacity="0.25">'
+    )
     assert sections[0].endswith('data-transition="slide">')  # the headmatter's: the deck's own for the others
     assert '<div class="slide-body" style="zoom: 0.8">' in page
     assert sections[5].startswith('<section class="layout-fact tone-dark centered text-center roomy"')
@@ -387,8 +496,12 @@ def test_html_draws_backgrounds_transitions_zoom_and_the_deck_settings(deck: d.D
 
 
 def test_html_four_to_three_and_a_dark_schema():
-    text = FIXTURE.read_text(encoding="utf-8").replace("aspectRatio: 16/9", "aspectRatio: 4/3").replace(
-        "canvasWidth: 1280", "canvasWidth: 980").replace("colorSchema: light", "colorSchema: dark")
+    text = (
+        FIXTURE.read_text(encoding="utf-8")
+        .replace("aspectRatio: 16/9", "aspectRatio: 4/3")
+        .replace("canvasWidth: 1280", "canvasWidth: 980")
+        .replace("colorSchema: light", "colorSchema: dark")
+    )
     deck = parse_text(text, FIXTURE)
     page = html.render_deck(deck, {})
     assert "width: 980," in page and "height: 735," in page
@@ -430,12 +543,14 @@ def test_html_in_chromium_offline_with_the_colours_it_promises(tmp_path: Path, m
         seen = []
         for i in (1, 2, 3, 7):
             page.evaluate(f"Reveal.slide({i})")
-            seen.append(page.evaluate("""() => {
+            seen.append(
+                page.evaluate("""() => {
                 const s = Reveal.getCurrentSlide(), h = s.querySelector('h1'), b = s.querySelector('.slide-body');
                 const bg = document.querySelector('.backgrounds .slide-background.present');
                 return [getComputedStyle(h).color, getComputedStyle(bg).backgroundColor,
                         getComputedStyle(b).zoom, getComputedStyle(s.querySelector('.footer-number')).color,
-                        s.getAttribute('data-transition')]; }"""))
+                        s.getAttribute('data-transition')]; }""")
+            )
         browser.close()
     assert seen == [
         ["rgb(255, 255, 255)", "rgb(29, 78, 216)", "1", "rgb(255, 255, 255)", "fade"],
@@ -455,8 +570,7 @@ def _fill(slide) -> str | None:
     return None if found is None else found.get("val")
 
 
-def test_pptx_draws_backgrounds_tones_transitions_and_imported_slides(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch):
+def test_pptx_draws_backgrounds_tones_transitions_and_imported_slides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     out = _build(tmp_path, monkeypatch)
     prs = Presentation(str(out / "pptx" / "01-a.pptx"))
     assert (prs.slide_width, prs.slide_height) == (Emu(12192000), Emu(6858000))
@@ -479,9 +593,11 @@ def test_pptx_draws_backgrounds_tones_transitions_and_imported_slides(tmp_path: 
 
 
 def test_pptx_names_the_decks_fonts_on_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    text = FIXTURE.read_text(encoding="utf-8").replace(
-        "  sans: Carlito\n", "  sans: Carlito\n  mono: Liberation Mono\n").replace(
-        "# The last slide\n", "# The last slide\n\nSome `inline code`\n\n```py\nx = 1\n```\n")
+    text = (
+        FIXTURE.read_text(encoding="utf-8")
+        .replace("  sans: Carlito\n", "  sans: Carlito\n  mono: Liberation Mono\n")
+        .replace("# The last slide\n", "# The last slide\n\nSome `inline code`\n\n```py\nx = 1\n```\n")
+    )
     out = _build(tmp_path, monkeypatch, text, to="pptx")
     prs = Presentation(str(out / "pptx" / "01-a.pptx"))
     faces: dict[str, set[str]] = {}
@@ -501,8 +617,11 @@ def test_pptx_names_the_decks_fonts_on_every_run(tmp_path: Path, monkeypatch: py
 
 
 def test_pptx_and_png_at_four_to_three(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    text = FIXTURE.read_text(encoding="utf-8").replace("aspectRatio: 16/9", "aspectRatio: 4/3").replace(
-        "canvasWidth: 1280", "canvasWidth: 1024")
+    text = (
+        FIXTURE.read_text(encoding="utf-8")
+        .replace("aspectRatio: 16/9", "aspectRatio: 4/3")
+        .replace("canvasWidth: 1280", "canvasWidth: 1024")
+    )
     out = _build(tmp_path, monkeypatch, text, to="pptx")
     prs = Presentation(str(out / "pptx" / "01-a.pptx"))
     assert (prs.slide_width, prs.slide_height) == (Emu(9144000), Emu(6858000))

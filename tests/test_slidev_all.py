@@ -42,11 +42,24 @@ ALL = FIXTURES / "slidev" / "all.md"
 DECKS = ("a.md", "b.md", "c.md", "slidev_layouts.md", "slidev_footnotes.md", "slidev_html.md")
 MORE = "parts/all-more.md"
 #: Every headmatter key issue 13 lists.
-HEADMATTER = {"title", "titleTemplate", "author", "info", "lang", "aspectRatio", "canvasWidth", "colorSchema",
-              "transition", "defaults", "lineNumbers", "fonts"}
+HEADMATTER = {
+    "title",
+    "titleTemplate",
+    "author",
+    "info",
+    "lang",
+    "aspectRatio",
+    "canvasWidth",
+    "colorSchema",
+    "transition",
+    "defaults",
+    "lineNumbers",
+    "fonts",
+}
 #: all-more.md's shown slides: their fragments in HTML and their animation counts in PowerPoint.
 MORE_FRAGMENTS: list[list[Any]] = [
-    [], [],  # "More rules", "Keys by title" (the hidden and the disabled slide are in no output)
+    [],
+    [],  # "More rules", "Keys by title" (the hidden and the disabled slide are in no output)
     [["0", "code-step custom fragment", ""]],  # the snippet's {2|3}: one click
     [["0", "click-step fragment", "Shown before any click. Shown after the "], ["0", "fragment", "One revealed line"]],
 ]
@@ -71,8 +84,11 @@ class Joined:
 @pytest.fixture(scope="module")
 def joined() -> Joined:
     deck = parse_deck(ALL)
-    parts = {Path(site.frontmatter["src"]).name: parse_deck((ALL.parent / site.frontmatter["src"]).resolve())
-             for site in deck.imports if site.path == ALL and not site.frontmatter.get("hide")}
+    parts = {
+        Path(site.frontmatter["src"]).name: parse_deck((ALL.parent / site.frontmatter["src"]).resolve())
+        for site in deck.imports
+        if site.path == ALL and not site.frontmatter.get("hide")
+    }
     return Joined(deck, parts)
 
 
@@ -83,17 +99,26 @@ def _own(part: d.Deck, slide: d.Slide) -> dict[str, Any]:
     """A part's slide frontmatter without what only the part's own ``defaults`` gave it (Slidev applies the
     importing deck's ``defaults`` alone)."""
     defaults = part.headmatter.get("defaults") or {}
-    return {k: v for k, v in slide.frontmatter.items()
-            if not (k in defaults and k not in slide.frontmatter_at and v == defaults[k])}
+    return {
+        k: v
+        for k, v in slide.frontmatter.items()
+        if not (k in defaults and k not in slide.frontmatter_at and v == defaults[k])
+    }
 
 
 def test_the_headmatter_uses_every_key_issue_13_lists(joined: Joined):
     assert set(joined.deck.headmatter) == HEADMATTER
     assert joined.deck.title == "Every Slidev rule"
     assert [site.frontmatter for site in joined.deck.imports if site.path == ALL] == [
-        {"src": "./a.md"}, {"src": "./b.md"}, {"src": "./c.md"}, {"src": "../decks/slidev_layouts.md"},
-        {"src": "../decks/slidev_footnotes.md"}, {"src": "../decks/slidev_html.md"}, {"src": "./parts/all-more.md"},
-        {"src": "./parts/a-part.md", "hide": True}]
+        {"src": "./a.md"},
+        {"src": "./b.md"},
+        {"src": "./c.md"},
+        {"src": "../decks/slidev_layouts.md"},
+        {"src": "../decks/slidev_footnotes.md"},
+        {"src": "../decks/slidev_html.md"},
+        {"src": "./parts/all-more.md"},
+        {"src": "./parts/a-part.md", "hide": True},
+    ]
 
 
 def test_the_joined_deck_has_exactly_the_slides_of_its_parts(joined: Joined):
@@ -104,11 +129,37 @@ def test_the_joined_deck_has_exactly_the_slides_of_its_parts(joined: Joined):
     for part in parts.values():
         for number, slide in enumerate(part.slides, start=1):
             layout = "default" if number == 1 and "layout" not in slide.frontmatter else slide.layout
-            expected.append((part.slide_path(slide).resolve(), slide.line, layout, slide.title, slide.content,
-                             slide.notes, slide.clicks, slide.id, slide.blocks, slide.slots,
-                             {**defaults, **_own(part, slide)}))
-    got = [(deck.slide_path(s).resolve(), s.line, s.layout, s.title, s.content, s.notes, s.clicks, s.id, s.blocks,
-            s.slots, s.frontmatter) for s in deck.slides[1:]]
+            expected.append(
+                (
+                    part.slide_path(slide).resolve(),
+                    slide.line,
+                    layout,
+                    slide.title,
+                    slide.content,
+                    slide.notes,
+                    slide.clicks,
+                    slide.id,
+                    slide.blocks,
+                    slide.slots,
+                    {**defaults, **_own(part, slide)},
+                )
+            )
+    got = [
+        (
+            deck.slide_path(s).resolve(),
+            s.line,
+            s.layout,
+            s.title,
+            s.content,
+            s.notes,
+            s.clicks,
+            s.id,
+            s.blocks,
+            s.slots,
+            s.frontmatter,
+        )
+        for s in deck.slides[1:]
+    ]
     assert len(got) == len(expected) == sum(len(p.slides) for p in parts.values())
     for have, want in zip(got, expected, strict=True):
         assert have == want, (have[:4], want[:4])
@@ -120,7 +171,9 @@ def test_the_joined_deck_has_exactly_the_slides_of_its_parts(joined: Joined):
     # the hidden import brought nothing, not even hidden slides
     assert not any(deck.slide_path(s).name == "a-part.md" and s.frontmatter.get("hide") for s in deck.slides)
     assert [s.title for s in deck.slides if s.frontmatter.get("hide") or s.frontmatter.get("disabled")] == [
-        "Hidden, still checked", "Disabled as well"]
+        "Hidden, still checked",
+        "Disabled as well",
+    ]
 
 
 def test_every_layout_is_in_the_joined_deck(joined: Joined):
@@ -133,13 +186,15 @@ def test_every_layout_is_in_the_joined_deck(joined: Joined):
 
 
 def _check(root: Path, name: str) -> set[str]:
-    diagnostics: list[Diagnostic] = check_decks(read_decks([Path("decks") / name]), Results(), root=root,
-                                                library=load_library(root))
+    diagnostics: list[Diagnostic] = check_decks(
+        read_decks([Path("decks") / name]), Results(), root=root, library=load_library(root)
+    )
     return {str(x) for x in diagnostics}
 
 
-def test_check_gives_no_error_and_exactly_the_parts_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               joined: Joined):
+def test_check_gives_no_error_and_exactly_the_parts_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, joined: Joined
+):
     root = copy_project(tmp_path)
     monkeypatch.chdir(root)
     whole = _check(root, "all.md")
@@ -148,22 +203,28 @@ def test_check_gives_no_error_and_exactly_the_parts_warnings(tmp_path: Path, mon
     assert all(": error: " not in x for found in parts.values() for x in found)
     # alone, a.md's fonts are its headmatter's; joined, they are its first slide's frontmatter
     dropped = {x for x in parts["a.md"] if "PowerPoint cannot embed fonts" in x}
-    assert dropped == {"decks/a.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans "
-                       "Carlito only on a machine that has it installed, and its default font elsewhere"}
+    assert dropped == {
+        "decks/a.md:9:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans "
+        "Carlito only on a machine that has it installed, and its default font elsewhere"
+    }
     ignored = set()
     for name in DECKS:
         head = joined.parts[name].slides[0]
         for key in head.frontmatter_at:
             if key in DECK_KEYS and key not in SLIDE_KEYS:
-                ignored.add(f"decks/{name}:{head.frontmatter_at[key][0]}:1: warning: headmatter key '{key}' is "
-                            "ignored on an imported slide: only the importing deck's headmatter sets the deck (as in "
-                            "Slidev)")
+                ignored.add(
+                    f"decks/{name}:{head.frontmatter_at[key][0]}:1: warning: headmatter key '{key}' is "
+                    "ignored on an imported slide: only the importing deck's headmatter sets the deck (as in "
+                    "Slidev)"
+                )
     # a.md's titleTemplate, aspectRatio, canvasWidth, colorSchema, lineNumbers, fonts and defaults (its title and
     # transition are slide keys too); b.md's author and lineNumbers, slidev_layouts.md's author (their files may grow)
     assert sorted(int(x.split(":")[1]) for x in ignored if x.startswith("decks/a.md:")) == [3, 4, 5, 6, 8, 9, 12]
     assert {x.split(":")[0] for x in ignored} == {"decks/a.md", "decks/b.md", "decks/slidev_layouts.md"}
-    own = {"decks/all.md:12:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito only on "
-           "a machine that has it installed, and its default font elsewhere"}
+    own = {
+        "decks/all.md:12:1: warning: PowerPoint cannot embed fonts: the PPTX shows fonts.sans Carlito only on "
+        "a machine that has it installed, and its default font elsewhere"
+    }
     assert whole == (set().union(*parts.values()) - dropped) | ignored | own
     assert not any("all-more.md" in x or "a-part.md" in x for x in whole)
 
@@ -239,8 +300,11 @@ def _animations(slide: Any) -> list[tuple[str | None, ...]]:
     timing = slide.element.find("p:timing", NS)
     if timing is None:
         return []
-    return [(c.get("nodeType"), c.get("presetClass"), c.get("presetID")) for c in timing.iterfind(".//p:cTn", NS)
-            if c.get("presetClass") or c.get("nodeType") == "clickEffect"]
+    return [
+        (c.get("nodeType"), c.get("presetClass"), c.get("presetID"))
+        for c in timing.iterfind(".//p:cTn", NS)
+        if c.get("presetClass") or c.get("nodeType") == "clickEffect"
+    ]
 
 
 @pytest.mark.browser
@@ -258,9 +322,9 @@ def test_pptx_has_each_parts_slides_layouts_and_animations(built: Path, joined: 
             part[0] = ("Title Only", part[0][1])
         expected += part
     more = len([s for s in shown.slides if shown.slide_path(s).name == "all-more.md"])
-    assert got[:len(got) - more] == expected
-    assert [layout for layout, _ in got[len(got) - more:]] == ["Title Only"] * more
-    assert [len(a) for _, a in got[len(got) - more:]] == MORE_ANIMATIONS
+    assert got[: len(got) - more] == expected
+    assert [layout for layout, _ in got[len(got) - more :]] == ["Title Only"] * more
+    assert [len(a) for _, a in got[len(got) - more :]] == MORE_ANIMATIONS
     assert Counter(n for _, a in got for n, _c, _p in a)["clickEffect"] > 10
 
 
@@ -293,9 +357,32 @@ def test_png_and_single_file_exports(built: Path, joined: Joined, tmp_path: Path
 
 
 #: Slidev syntax that must never reach a slide as text (outside code, where an author shows it on purpose).
-SYNTAX = ("v-click", "v-after", "v-clicks", "v-mark", "::left::", "::right::", "::default::", "::bottom::", "[^",
-          "src:", "[click", "{{", "}}", "$$", "<<<", "{monaco}", "{lines:", "layout:", "hideInToc", "<style",
-          "<v-", "</", "-->", "<!--")
+SYNTAX = (
+    "v-click",
+    "v-after",
+    "v-clicks",
+    "v-mark",
+    "::left::",
+    "::right::",
+    "::default::",
+    "::bottom::",
+    "[^",
+    "src:",
+    "[click",
+    "{{",
+    "}}",
+    "$$",
+    "<<<",
+    "{monaco}",
+    "{lines:",
+    "layout:",
+    "hideInToc",
+    "<style",
+    "<v-",
+    "</",
+    "-->",
+    "<!--",
+)
 
 _SHOWN_TEXT = """() => Array.from(document.querySelectorAll('.reveal .slides section')).map(s => {
     const c = s.cloneNode(true);

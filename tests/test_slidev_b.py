@@ -31,18 +31,26 @@ from slidegen.write.pptx import code_steps, math_steps, write_deck
 
 FIXTURE = Path(__file__).parent / "fixtures" / "slidev" / "b.md"
 LABEL_RE = re.compile(r"\b([A-Z]\d+b?)\b")
-NS = {"p": "http://schemas.openxmlformats.org/presentationml/2006/main",
-      "a": "http://schemas.openxmlformats.org/drawingml/2006/main"}
+NS = {
+    "p": "http://schemas.openxmlformats.org/presentationml/2006/main",
+    "a": "http://schemas.openxmlformats.org/drawingml/2006/main",
+}
 
 #: Per slide: each revealed thing's label -> (the click it changes on, whether it hides), as Slidev resolves it.
 EXPECTED: dict[int, dict[str, tuple[int, bool]]] = {
     # sli.dev/guide/animations, "Mixed Case": 1, 3, 2, 1 ('-1' from offset 2), 4
     2: {"M1": (1, False), "M3": (3, False), "M2": (2, False), "M1b": (1, False), "M4": (4, False)},
-    3: {"R1": (1, False), "R1b": (1, False), "R3": (3, False), "H4": (4, True), "H5": (5, True),
-        "H6": (6, True), "H6b": (6, True)},
+    3: {
+        "R1": (1, False),
+        "R1b": (1, False),
+        "R3": (3, False),
+        "H4": (4, True),
+        "H5": (5, True),
+        "H6": (6, True),
+        "H6b": (6, True),
+    },
     # depth 2: parents before their children; every 2: two items per click
-    4: {"L1": (1, False), "L2": (2, False), "L3": (3, False), "L4": (4, False), "E5": (5, False),
-        "E6": (6, False)},
+    4: {"L1": (1, False), "L2": (2, False), "L3": (3, False), "L4": (4, False), "E5": (5, False), "E6": (6, False)},
     5: {"A2": (2, False), "A3": (3, False)},  # an absolute at leaves the offset at 0
     8: {"T1": (1, False), "T2": (2, False)},
 }
@@ -50,10 +58,20 @@ TOTALS = [0, 4, 6, 6, 5, 3, 2, 2, 5, 5, 3]
 #: The slides of click ranges and fade: each label's full timing, as Slidev's calculateRange resolves it (the
 #: end exclusive; an absolute range leaves the offset alone, ['+1', '+2'] starts after the offset, ends 2 later).
 RANGES: dict[int, dict[str, d.Timing]] = {
-    9: {"G2": d.Timing(2, False, 4), "G1": d.Timing(1), "K1": d.Timing(1, True, 3), "J2": d.Timing(2, False, 4),
-        "J5": d.Timing(5)},
-    10: {"F1": d.Timing(1, fade=True), "F2": d.Timing(2, fade=True), "F3": d.Timing(3, fade=True),
-         "F4": d.Timing(4, fade=True), "U5": d.Timing(5)},
+    9: {
+        "G2": d.Timing(2, False, 4),
+        "G1": d.Timing(1),
+        "K1": d.Timing(1, True, 3),
+        "J2": d.Timing(2, False, 4),
+        "J5": d.Timing(5),
+    },
+    10: {
+        "F1": d.Timing(1, fade=True),
+        "F2": d.Timing(2, fade=True),
+        "F3": d.Timing(3, fade=True),
+        "F4": d.Timing(4, fade=True),
+        "U5": d.Timing(5),
+    },
     11: {"P1": d.Timing(1), "Q2": d.Timing(2, True, 3), "P2": d.Timing(2, fade=True)},
 }
 
@@ -133,10 +151,18 @@ def test_every_click_form_resolves_as_slidev_does(deck: d.Deck):
         assert timings(deck.slides[number - 1]) == ranges, number
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("[2, 4]", ("2", "4")), ("['+1', '+2']", ("+1", "+2")), ("'[+1, +1]'", ("+1", "+1")),
-    ("[2, '+1']", ("2", "+1")), ("['-1', 3]", ("-1", "3")), ("'+2'", ("+2", None)), ("3", ("3", None)),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("[2, 4]", ("2", "4")),
+        ("['+1', '+2']", ("+1", "+2")),
+        ("'[+1, +1]'", ("+1", "+1")),
+        ("[2, '+1']", ("2", "+1")),
+        ("['-1', 3]", ("-1", "3")),
+        ("'+2'", ("+2", None)),
+        ("3", ("3", None)),
+    ],
+)
 def test_click_values_and_ranges_read_as_vue_reads_them(value: str, expected: tuple[str, str | None]):
     assert clicks.directive_at("v-click", value) == expected
 
@@ -173,8 +199,10 @@ def test_code_options_and_steps(deck: d.Deck):
 def test_notes_split_at_click_markers(deck: d.Deck):
     segments = clicks.notes_segments(deck.slides[3].notes_blocks)
     assert [(at, d.plain_text(d.block_inlines(group[0]))) for at, group in segments] == [
-        (0, "Before any click: the slide's question."), (1, "The first item is on screen."),
-        (4, "From click 4 on: the second list.")]
+        (0, "Before any click: the slide's question."),
+        (1, "The first item is on screen."),
+        (4, "From click 4 on: the second list."),
+    ]
 
 
 def test_check_warns_where_an_output_differs(deck: d.Deck):
@@ -188,23 +216,40 @@ def test_a_clicks_total_that_is_no_number_is_a_located_error():
     assert str(found.value) == "deck.md:2:9: error: clicks 'many' is not a whole number of clicks (0 or more)"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("# A\n\n<v-click at=\"x\">\n\nA\n\n</v-click>\n",
-     "3:1: error: <v-click>: 'x' is not a click position: write a number (3, absolute) or a signed one (+1, relative)"),
-    ("# A\n\n<v-clicks depth=\"0\">\n\n- a\n\n</v-clicks>\n",
-     "3:1: error: <v-clicks>: depth=\"0\" is not a whole number from 1"),
-    ("# A\n\n<div v-click=\"[3, 1]\">x</div>\n",
-     "3:1: error: the click range ends on click 1, not after its start 3: the end is exclusive "
-     "(v-click=\"[2, 4]\" shows on clicks 2 and 3)"),
-    ("# A\n\n<div v-click=\"[1, 2, 3]\">x</div>\n",
-     "3:1: error: '[1, 2, 3]' is not a click range: write [2, 4] or ['+1', '+2'] (the end is exclusive)"),
-    ("# A\n\n<v-click at=\"[1, 3]\">\n\nA\n\n</v-click>\n",
-     "3:1: error: <v-click>: '[1, 3]' is not a click position: a click range goes on a tag as a directive, "
-     "<div v-click=\"[2, 4]\">"),
-    ("# A\n\n```py {1}{colour:1}\nx\n```\n",
-     "3:10: error: bad code block option '{colour:1}': unknown option 'colour' (slidegen reads lines, startLine, "
-     "maxHeight and at); write options like {lines:true,startLine:5,maxHeight:'200px',at:2}"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '# A\n\n<v-click at="x">\n\nA\n\n</v-click>\n',
+            "3:1: error: <v-click>: 'x' is not a click position: write a number (3, absolute) "
+            "or a signed one (+1, relative)",
+        ),
+        (
+            '# A\n\n<v-clicks depth="0">\n\n- a\n\n</v-clicks>\n',
+            '3:1: error: <v-clicks>: depth="0" is not a whole number from 1',
+        ),
+        (
+            '# A\n\n<div v-click="[3, 1]">x</div>\n',
+            "3:1: error: the click range ends on click 1, not after its start 3: the end is exclusive "
+            '(v-click="[2, 4]" shows on clicks 2 and 3)',
+        ),
+        (
+            '# A\n\n<div v-click="[1, 2, 3]">x</div>\n',
+            "3:1: error: '[1, 2, 3]' is not a click range: write [2, 4] or ['+1', '+2'] (the end is exclusive)",
+        ),
+        (
+            '# A\n\n<v-click at="[1, 3]">\n\nA\n\n</v-click>\n',
+            "3:1: error: <v-click>: '[1, 3]' is not a click position: a click range goes on a tag as a directive, "
+            '<div v-click="[2, 4]">',
+        ),
+        (
+            "# A\n\n```py {1}{colour:1}\nx\n```\n",
+            "3:10: error: bad code block option '{colour:1}': unknown option 'colour' "
+            "(slidegen reads lines, startLine, maxHeight and at); "
+            "write options like {lines:true,startLine:5,maxHeight:'200px',at:2}",
+        ),
+    ],
+)
 def test_bad_click_and_code_syntax_is_a_located_error(text: str, message: str):
 
     with pytest.raises(SlidegenError) as info:
@@ -287,8 +332,10 @@ def test_html_in_chromium_steps_through_the_clicks_in_slidevs_order(page_file: P
             assert page.evaluate("Reveal.availableFragments().next") is False
         # code steps from click 2 on ({none|1|3-4}{at:2}), line numbers from startLine
         page.evaluate("Reveal.slide(5, 0, -1)")
-        lit = "Array.from(Reveal.getCurrentSlide().querySelectorAll('.code')[0].querySelectorAll('.line.hl'))" \
-              ".map(e => +e.dataset.line)"
+        lit = (
+            "Array.from(Reveal.getCurrentSlide().querySelectorAll('.code')[0].querySelectorAll('.line.hl'))"
+            ".map(e => +e.dataset.line)"
+        )
         seen = []
         for _ in range(4):
             seen.append(page.evaluate(lit))
@@ -352,11 +399,21 @@ def presentation(deck: d.Deck, tmp_path_factory: pytest.TempPathFactory):
 
 def test_pptx_clicks_are_native_animations_in_click_order(presentation):
     lists = _animations(presentation.slides[3])
-    assert lists == [(1, "entr", ["L1"]), (2, "entr", ["L2"]), (3, "entr", ["L3"]), (4, "entr", ["L4"]),
-                     (5, "entr", ["E5 E5"]), (6, "entr", ["E6"])]
+    assert lists == [
+        (1, "entr", ["L1"]),
+        (2, "entr", ["L2"]),
+        (3, "entr", ["L3"]),
+        (4, "entr", ["L4"]),
+        (5, "entr", ["E5 E5"]),
+        (6, "entr", ["E6"]),
+    ]
     # raw HTML blocks are left out of PowerPoint, so H4 and H6b have no shape; the rest keep their clicks
-    assert _animations(presentation.slides[2]) == [(1, "entr", ["R1 R1b"]), (2, "entr", ["R3"]),
-                                                  (3, "exit", ["H5"]), (4, "exit", ["H6"])]
+    assert _animations(presentation.slides[2]) == [
+        (1, "entr", ["R1 R1b"]),
+        (2, "entr", ["R3"]),
+        (3, "exit", ["H5"]),
+        (4, "exit", ["H6"]),
+    ]
     assert _animations(presentation.slides[7]) == [(1, "entr", ["Table"])]
     assert _animations(presentation.slides[0]) == []
     xml = etree.tostring(presentation.slides[3].element.find("p:timing", NS)).decode()
@@ -367,8 +424,11 @@ def test_pptx_code_steps_are_dimmed_copies_one_click_each(presentation):
     slide = presentation.slides[5]
     names = [sh.name for sh in slide.shapes if sh.name.startswith("Code")]
     assert names == ["Code", "Code step 2", "Code step 3", "Code", "Code", "Code step 2", "Code"]
-    assert _animations(slide) == [(1, "entr", ["Code step 2"]), (2, "entr", ["Code step 2"]),
-                                  (3, "entr", ["Code step 3"])]
+    assert _animations(slide) == [
+        (1, "entr", ["Code step 2"]),
+        (2, "entr", ["Code step 2"]),
+        (3, "entr", ["Code step 3"]),
+    ]
     code = [sh for sh in slide.shapes if sh.name.startswith("Code")]
     dim = code_steps.mix(code_steps.theme.TEXT, code_steps.theme.CODE_BACKGROUND, code_steps.DIM).lstrip("#")
 
@@ -413,8 +473,9 @@ def test_with_clicks_prints_a_page_and_a_picture_per_click(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     code, err = _run(["build", "--to", "pdf,png", "--with-clicks", "--scale", "0.25"])
     assert code == 0, err
-    info = subprocess.run([pdfinfo, str(tmp_path / "build" / "pdf" / "01-b.pdf")], capture_output=True, text=True,
-                          check=True).stdout
+    info = subprocess.run(
+        [pdfinfo, str(tmp_path / "build" / "pdf" / "01-b.pdf")], capture_output=True, text=True, check=True
+    ).stdout
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))  # type: ignore[union-attr]
     assert pages == sum(t + 1 for t in TOTALS)
     pictures = sorted(p.name for p in (tmp_path / "build" / "png" / "01-b").iterdir())
@@ -442,8 +503,12 @@ def test_slidev_markdown_keeps_the_click_vocabulary(deck: d.Deck):
 def test_pptx_ranges_appear_then_disappear_on_the_same_shape(presentation):
     # G2 [2, 4): in on 2, out on 4; K1 hidden [1, 3): out on 1, back on 3; J2 ['+1', '+2'] from offset 1: [2, 4)
     assert _animations(presentation.slides[8]) == [
-        (1, "entr,exit", ["G1", "K1"]), (2, "entr,entr", ["G2", "J2"]), (3, "entr", ["K1"]),
-        (4, "exit,exit", ["G2", "J2"]), (5, "entr", ["J5"])]
+        (1, "entr,exit", ["G1", "K1"]),
+        (2, "entr,entr", ["G2", "J2"]),
+        (3, "entr", ["K1"]),
+        (4, "exit,exit", ["G2", "J2"]),
+        (5, "entr", ["J5"]),
+    ]
 
 
 def test_pptx_fade_is_a_faded_copy_shown_until_the_click(presentation):
@@ -452,8 +517,12 @@ def test_pptx_fade_is_a_faded_copy_shown_until_the_click(presentation):
     assert [sh.name for sh in slide.shapes].index("Text faded") < [sh.name for sh in slide.shapes].index("Text")
     assert [p.text for p in copy.text_frame.paragraphs] == [p.text for p in body.text_frame.paragraphs]
     # the copy's faded paragraphs vanish on the click the original's appear on; U5 (no fade) has no copy to vanish
-    assert _animations(slide) == [(1, "exit,entr", ["F1", "F1"]), (2, "exit,entr", ["F2", "F2"]),
-                                  (3, "exit,entr", ["F3", "F3"]), (4, "exit,entr", ["F4", "F4"])]
+    assert _animations(slide) == [
+        (1, "exit,entr", ["F1", "F1"]),
+        (2, "exit,entr", ["F2", "F2"]),
+        (3, "exit,entr", ["F3", "F3"]),
+        (4, "exit,entr", ["F4", "F4"]),
+    ]
     text = code_steps.theme.TEXT
     half = code_steps.mix(text, code_steps.theme.BACKGROUND, 0.5)[1:]
 
@@ -468,9 +537,11 @@ def test_pptx_fade_is_a_faded_copy_shown_until_the_click(presentation):
 def test_pptx_notes_carry_a_cue_per_click_never_slidevs_marker(presentation):
     notes = presentation.slides[3].notes_slide.notes_text_frame.text
     assert "[click" not in notes
-    assert notes.splitlines()[:3] == ["Before any click: the slide's question.",
-                                     "(click 1) The first item is on screen.",
-                                     "(click 4) From click 4 on: the second list."]
+    assert notes.splitlines()[:3] == [
+        "Before any click: the slide's question.",
+        "(click 1) The first item is on screen.",
+        "(click 4) From click 4 on: the second list.",
+    ]
 
 
 def _row_colours(choice) -> list[set[str]]:
@@ -487,13 +558,21 @@ def test_pptx_formula_steps_are_dimmed_copies_one_click_each(presentation):
     text = code_steps.theme.TEXT[1:]
     dim = math_steps.mix(code_steps.theme.TEXT, code_steps.theme.BACKGROUND, math_steps.DIM)[1:]
     # {1|3|all}: row 1 lit, then row 3, then every row; a plain `a \\ b \\ c` formula has a row per line
-    assert [_row_colours(c) for c in copies] == [[{text}, {dim}, {dim}], [{dim}, {dim}, {text}],
-                                                 [{text}, {text}, {text}]]
+    assert [_row_colours(c) for c in copies] == [
+        [{text}, {dim}, {dim}],
+        [{dim}, {dim}, {text}],
+        [{text}, {text}, {text}],
+    ]
     ids = [int(c.find(".//p:cNvPr", NS).get("id")) for c in copies]
     timing = slide.element.find("p:timing", NS)
     groups = timing.findall(".//p:cTn[@nodeType='mainSeq']/p:childTnLst/p:par", NS)
-    seen = [[(e.get("presetClass"), int(e.find(".//p:spTgt", NS).get("spid"))) for e in g.iterfind(
-        ".//p:cTn[@presetClass]", NS)] for g in groups]
+    seen = [
+        [
+            (e.get("presetClass"), int(e.find(".//p:spTgt", NS).get("spid")))
+            for e in g.iterfind(".//p:cTn[@presetClass]", NS)
+        ]
+        for g in groups
+    ]
     # each copy shows from its step's click to the next step's (an equation has no background to stack on)
     assert seen == [[("exit", ids[0]), ("entr", ids[1])], [("exit", ids[1]), ("entr", ids[2])]]
 
@@ -522,8 +601,11 @@ def test_pptx_final_state_has_one_whole_formula(deck: d.Deck, tmp_path: Path):
 def test_pptx_inline_clicks_are_copies_of_the_paragraph_per_state(presentation):
     slide = presentation.slides[10]
     # P1: the paragraph's first state (P1 hidden) until click 1, then the box's own paragraph; Q2/P2: three states
-    assert _animations(slide) == [(1, "exit,entr", ["P1", "P1"]), (2, "exit,entr", ["Q2", "Q2"]),
-                                  (3, "exit,entr", ["Q2", "Q2"])]
+    assert _animations(slide) == [
+        (1, "exit,entr", ["P1", "P1"]),
+        (2, "exit,entr", ["Q2", "Q2"]),
+        (3, "exit,entr", ["Q2", "Q2"]),
+    ]
     states = [sh for sh in slide.shapes if sh.name == "Text click state"]
     body = next(sh for sh in slide.shapes if sh.name == "Text")
     assert len(states) == 3 and all(s.text_frame.text == body.text_frame.text for s in states)  # the same layout

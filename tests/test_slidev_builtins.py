@@ -112,8 +112,11 @@ def test_a_block_of_one_line_reveals_is_one_part_per_element_each_with_its_click
     timings = (d.Timing(1), d.Timing(3), d.Timing(3))
     found = clicks.parts(d.RawHtml(html, line=10, clicks=timings))
     assert [(p.html, p.line, p.clicks) for p in found] == [
-        ("<div v-click>a</div>", 10, (d.Timing(1),)), ('<div v-click="3">b</div>', 11, (d.Timing(3),)),
-        ("<p>c</p>", 12, ()), ('<img v-after src="x.png">', 13, (d.Timing(3),))]
+        ("<div v-click>a</div>", 10, (d.Timing(1),)),
+        ('<div v-click="3">b</div>', 11, (d.Timing(3),)),
+        ("<p>c</p>", 12, ()),
+        ('<img v-after src="x.png">', 13, (d.Timing(3),)),
+    ]
     inner = d.RawHtml("<div><span v-click>a</span></div>\n<div v-click>b</div>", clicks=timings[:2])
     assert clicks.parts(inner) == (inner,)  # a click inside an element: the block stays whole (check warns)
     text = d.RawHtml("<div v-click>a</div> and text", clicks=timings[:1])

@@ -56,8 +56,7 @@ def deck() -> d.Deck:
 
 
 def test_raw_img_tags_are_pictures_of_the_deck_at_their_lines(deck: d.Deck):
-    assert sorted(media.image_refs(deck)) == [("img/swatch.png", 15), ("img/swatch.png", 17),
-                                            ("img/swatch.png", 19)]
+    assert sorted(media.image_refs(deck)) == [("img/swatch.png", 15), ("img/swatch.png", 17), ("img/swatch.png", 19)]
     found = media.resolve_media(deck, root=FIXTURE.parent)
     assert found.html["img/swatch.png"] == (FIXTURE.parent / "img" / "swatch.png").resolve()
 
@@ -81,8 +80,9 @@ def test_raw_img_src_is_refused_outside_the_project_and_when_its_bytes_lie(tmp_p
 def test_rewrite_points_img_tags_at_media_and_keeps_the_rest():
     urls = {"img/a b.png": "media/a-b-123.png"}
     text = '<img alt="A" src="img/a b.png" width=40><img src=\'data:image/png;base64,AA\'><img src=other.png>'
-    assert rawimages.rewrite(text, urls) == ('<img alt="A" src="media/a-b-123.png" width=40>'
-                                             "<img src='data:image/png;base64,AA'><img src=other.png>")
+    assert rawimages.rewrite(text, urls) == (
+        '<img alt="A" src="media/a-b-123.png" width=40><img src=\'data:image/png;base64,AA\'><img src=other.png>'
+    )
     assert list(rawimages.img_srcs(text)) == [("img/a b.png", 0), ("other.png", 0)]
     assert rawimages.only_images(' <img src="x.png" alt="X">\n<img src="y.png"> ') == [("x.png", "X"), ("y.png", "")]
     assert rawimages.only_images('<img src="x.png"> and text') == []
@@ -90,8 +90,7 @@ def test_rewrite_points_img_tags_at_media_and_keeps_the_rest():
 
 def test_the_blocks_powerpoint_cannot_draw_are_picture_jobs(deck: d.Deck):
     jobs = htmlpictures.deck_jobs(deck, FIXTURE.parent)
-    assert [(job.kind, job.line) for job in jobs] == [("html", GRID_LINE), ("html", IFRAME_LINE),
-                                                      ("html", COLUMN_LINE)]
+    assert [(job.kind, job.line) for job in jobs] == [("html", GRID_LINE), ("html", IFRAME_LINE), ("html", COLUMN_LINE)]
     grid, frame, column = jobs
     assert f"#stage {{ width: {snapshot.BODY_WIDTH_PX}px;" in grid.body
     assert f"#stage {{ width: {(snapshot.BODY_WIDTH_PX - 56) // 2}px;" in column.body  # one column of two-cols
@@ -116,8 +115,10 @@ def test_check_warns_that_raw_iframes_need_the_network(tmp_path: Path, monkeypat
     monkeypatch.chdir(copy_project(tmp_path / "p"))
     code, err = run(["check"])
     assert code == 0, err
-    assert (f"decks/c.md:{IFRAME_LINE}:1: warning: <iframe> shows the web page https://example.org/demo, which needs "
-            "the network; PowerPoint shows its address") in err
+    assert (
+        f"decks/c.md:{IFRAME_LINE}:1: warning: <iframe> shows the web page https://example.org/demo, which needs "
+        "the network; PowerPoint shows its address"
+    ) in err
     assert f"decks/c.md:{LAYOUT_URL_LINE}:1: warning: iframe-right slide shows the web page" in err
 
 
@@ -157,11 +158,16 @@ def test_pptx_without_pictures_leaves_the_blocks_out_with_warnings(deck: d.Deck,
     found = media.resolve_media(deck, root=FIXTURE.parent)
     target = tmp_path / "c.pptx"
     warnings = write_deck(deck, target, found.pptx)
-    left_out = [(w.line, w.message.split("'")[1]) for w in warnings if "is left out of PowerPoint" in w.message
-                and w.message.startswith("HTML block")]
-    assert left_out == [(GRID_LINE, '<div class="swatches" title="Two boxes side by side">'[:40] + "..."),
-                        (IFRAME_LINE, '<iframe src="https://example.org/demo" w...'),
-                        (COLUMN_LINE, '<div style="display: grid; grid-template...')]
+    left_out = [
+        (w.line, w.message.split("'")[1])
+        for w in warnings
+        if "is left out of PowerPoint" in w.message and w.message.startswith("HTML block")
+    ]
+    assert left_out == [
+        (GRID_LINE, '<div class="swatches" title="Two boxes side by side">'[:40] + "..."),
+        (IFRAME_LINE, '<iframe src="https://example.org/demo" w...'),
+        (COLUMN_LINE, '<div style="display: grid; grid-template...'),
+    ]
     prs = Presentation(str(target))
     assert len(_pictures(prs.slides[1])) == 2  # the raw <img> block and the Markdown picture
     assert [sh.name for sh in _pictures(prs.slides[2])] == []
@@ -175,7 +181,7 @@ def test_build_without_chromium_warns_and_leaves_the_blocks_out(tmp_path: Path, 
     monkeypatch.chdir(copy_project(tmp_path / "p"))
     code, err = run(["build", "--to", "pptx"])
     assert code == 0, err
-    assert f"decks/c.md:{GRID_LINE}:1: warning: HTML block '<div class=\"swatches\"" in err
+    assert f'decks/c.md:{GRID_LINE}:1: warning: HTML block \'<div class="swatches"' in err
     assert f"decks/c.md:{IFRAME_LINE}:1: warning: HTML block '<iframe" in err
 
 
@@ -232,8 +238,12 @@ def test_the_pdf_shows_the_iframe_layouts_address(built: tuple[Path, str]):
     import subprocess
 
     root, _err = built
-    text = subprocess.run([needs.tool("pdftotext", "poppler-utils"), "-f", "5", "-l", "5",
-                           str(root / "build" / "pdf" / "c.pdf"), "-"], capture_output=True, text=True, check=True)
+    text = subprocess.run(
+        [needs.tool("pdftotext", "poppler-utils"), "-f", "5", "-l", "5", str(root / "build" / "pdf" / "c.pdf"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "https://example.com/page" in text.stdout
 
 
@@ -271,11 +281,17 @@ def test_single_file_opens_alone_offline_with_the_speaker_view(built: tuple[Path
             view.evaluate("document.fonts.ready.then(() => true)")
             assert view.evaluate("document.querySelectorAll('.katex .katex-html').length") == 1
             assert view.evaluate("document.fonts.check('1em KaTeX_Main')") is True
-            assert view.evaluate("Array.from(document.fonts).some(f => f.family.includes('KaTeX') && "
-                                 "f.status === 'loaded')") is True
+            assert (
+                view.evaluate(
+                    "Array.from(document.fonts).some(f => f.family.includes('KaTeX') && f.status === 'loaded')"
+                )
+                is True
+            )
             view.evaluate("Reveal.slide(1)")
-            sizes = view.evaluate("Array.from(document.querySelectorAll('section')[1].querySelectorAll('img'))"
-                                  ".map(i => [i.complete, i.naturalWidth])")
+            sizes = view.evaluate(
+                "Array.from(document.querySelectorAll('section')[1].querySelectorAll('img'))"
+                ".map(i => [i.complete, i.naturalWidth])"
+            )
             assert sizes == [[True, 240], [True, 240], [True, 240]]
             view.evaluate("Reveal.slide(4)")
             assert view.locator("section.present .frame-address").inner_text() == "https://example.com/page"
@@ -284,9 +300,11 @@ def test_single_file_opens_alone_offline_with_the_speaker_view(built: tuple[Path
                 view.keyboard.press("s")
             speaker = opened.value
             watch(speaker)
-            speaker.wait_for_function("() => { const n = document.querySelector('.speaker-controls-notes');"
-                                      " return n && n.textContent.includes('single-file page too'); }",
-                                      timeout=20_000)
+            speaker.wait_for_function(
+                "() => { const n = document.querySelector('.speaker-controls-notes');"
+                " return n && n.textContent.includes('single-file page too'); }",
+                timeout=20_000,
+            )
             current = next(f for f in speaker.frames if "receiver" in f.url)  # this same file, reloaded
             assert current.url.startswith(alone.as_uri())
             current.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
@@ -304,7 +322,9 @@ def test_inlining_keeps_links_and_web_addresses(tmp_path: Path):
     (tmp_path / "p.html").write_text(
         '<link rel="stylesheet" href="assets/a.css"><a href="02-next.html#/x">next</a>'
         '<img src="https://example.org/y.png"><div style=\'background: url("assets/x.png")\'></div>'
-        '<script src="assets/missing.js"></script>', encoding="utf-8")
+        '<script src="assets/missing.js"></script>',
+        encoding="utf-8",
+    )
     whole = singlefile.inline_page(tmp_path / "p.html")
     assert '<a href="02-next.html#/x">' in whole.html and 'src="https://example.org/y.png"' in whole.html
     assert "style='background: url(data:image/png;base64,iVBORw0KGgo=)'" in whole.html
@@ -312,13 +332,17 @@ def test_inlining_keeps_links_and_web_addresses(tmp_path: Path):
     assert whole.missing == ["assets/missing.js"]
 
 
-@pytest.mark.parametrize(("body", "phrase"), [
-    ('<img src="../../outside.png" alt="x">', "outside the project"),
-    ('Text <img src="img/x.png"> text', "does not hold a PNG picture"),
-    ('<div>\n<img src="img/none.png">\n</div>', "not found"),
-])
-def test_check_reports_a_bad_raw_picture_where_build_stops(body: str, phrase: str, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize(
+    ("body", "phrase"),
+    [
+        ('<img src="../../outside.png" alt="x">', "outside the project"),
+        ('Text <img src="img/x.png"> text', "does not hold a PNG picture"),
+        ('<div>\n<img src="img/none.png">\n</div>', "not found"),
+    ],
+)
+def test_check_reports_a_bad_raw_picture_where_build_stops(
+    body: str, phrase: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     root = tmp_path / "proj"
     (root / "decks" / "img").mkdir(parents=True)
     (tmp_path / "outside.png").write_bytes((FIXTURE.parent / "img" / "swatch.png").read_bytes())
@@ -335,11 +359,21 @@ def test_check_reports_a_bad_raw_picture_where_build_stops(body: str, phrase: st
     assert errors[0] in checked
 
 
-@pytest.mark.parametrize(("html_block", "pictured"), [
-    ("<br>", False), ("<script>alert(1)</script>", False), ("<!-- a -->\n<wbr>", False),
-    ('<img src="x.png">', False), ("<div>", False), ("</div>", False), ("<style>p {}</style>", False),
-    ("<hr>", True), ('<div class="a">x</div>', True), ("<iframe src=x></iframe>", True),
-    ("<table><tr><td>1</td></tr></table>", True),
-])
+@pytest.mark.parametrize(
+    ("html_block", "pictured"),
+    [
+        ("<br>", False),
+        ("<script>alert(1)</script>", False),
+        ("<!-- a -->\n<wbr>", False),
+        ('<img src="x.png">', False),
+        ("<div>", False),
+        ("</div>", False),
+        ("<style>p {}</style>", False),
+        ("<hr>", True),
+        ('<div class="a">x</div>', True),
+        ("<iframe src=x></iframe>", True),
+        ("<table><tr><td>1</td></tr></table>", True),
+    ],
+)
 def test_which_blocks_are_pictures(html_block: str, pictured: bool):
     assert htmlpictures.needs_picture(d.RawHtml(html_block, 3)) is pictured

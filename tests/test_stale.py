@@ -51,8 +51,13 @@ def project(ran: Project, tmp_path: Path) -> Project:
 
 
 def check(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "slidegen", "check", *args], cwd=project.root,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "slidegen", "check", *args],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -96,7 +101,9 @@ def test_another_numpy_is_one_warning_per_experiment_and_an_error_with_strict_en
     assert re.fullmatch(
         r"results/results\.md:\d+:1: warning: ch99\.alpha ran under Python \S+ / NumPy 1\.26\.4 / torch \S+; "
         rf"this environment has Python \S+ / NumPy {re.escape(numpy)} / torch \S+; rerun to confirm "
-        r"\(`slidegen run ch99\.alpha --force`; 1 key\(s\)\)", alpha)
+        r"\(`slidegen run ch99\.alpha --force`; 1 key\(s\)\)",
+        alpha,
+    )
     assert "stale" not in done.stdout + done.stderr
     strict = check(project, "--strict-env")
     assert strict.returncode == 1
@@ -187,8 +194,14 @@ FINGERPRINTS = (
 
 
 def _fingerprints_of(root: Path, cwd: Path, **env: str) -> dict[str, str]:
-    done = subprocess.run([sys.executable, "-c", FINGERPRINTS, str(root)], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **env})
+    done = subprocess.run(
+        [sys.executable, "-c", FINGERPRINTS, str(root)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
@@ -217,8 +230,12 @@ def test_the_results_on_main_are_current_under_this_format(tmp_path: Path) -> No
     measured = [row for row in results.values() if row.experiment]
     assert measured
     out = check_project(root, fingerprints=dict(infos), environment=environment())
-    problems = [str(d) for d in out if d.path == "results/results.md" and
-                ("stale" in d.message or "no longer exists" in d.message or d.severity == "error")]
+    problems = [
+        str(d)
+        for d in out
+        if d.path == "results/results.md"
+        and ("stale" in d.message or "no longer exists" in d.message or d.severity == "error")
+    ]
     assert problems == []
     for row in measured:
         assert row.fingerprint == infos[row.experiment or ""].fingerprint

@@ -99,13 +99,11 @@ def read_bibliography(path: Path, name: str | None = None) -> Bibliography:
 
 def parse_bibliography(text: str, name: str = BIBLIOGRAPHY_PATH) -> Bibliography:
     """Parse BibTeX ``text``; ``name`` is how messages call the file."""
-    import bibtexparser
     from bibtexparser import middlewares
+    from bibtexparser.entrypoint import parse_string
 
     with _quiet():
-        library = bibtexparser.parse_string(
-            text, append_middleware=[middlewares.SeparateCoAuthors(), middlewares.SplitNameParts()]
-        )
+        library = parse_string(text, append_middleware=[middlewares.SeparateCoAuthors(), middlewares.SplitNameParts()])
     errors: list[Diagnostic] = []
     entries: dict[str, Entry] = {}
     first_line = {e.key: (e.start_line or 0) + 1 for e in library.entries}

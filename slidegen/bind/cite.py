@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -56,8 +57,10 @@ def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]
     problems: list[Diagnostic] = []
     numbers = library.cited.by_key()
     entries = library.bibliography.entries
-    pulled = [[numbers[s.key].cite for s in slide.sources if s.key in numbers and numbers[s.key].cite in entries]
-              for slide in deck.slides]
+    pulled = [
+        [numbers[s.key].cite for s in slide.sources if s.key in numbers and numbers[s.key].cite in entries]
+        for slide in deck.slides
+    ]
     written = [list(slide_clusters(slide)) for slide in deck.slides]
     if not any(pulled) and not any(written):
         return deck, []
@@ -68,8 +71,14 @@ def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]
             for item in cite.items:
                 if item.key not in entries:
                     hint = _did_you_mean(item.key, entries)
-                    problems.append(Diagnostic(display_path(deck.slide_path(slide)), item.line or 1, item.col or 1,
-                                               f"unknown citation key '{item.key}'{hint}"))
+                    problems.append(
+                        Diagnostic(
+                            display_path(deck.slide_path(slide)),
+                            item.line or 1,
+                            item.col or 1,
+                            f"unknown citation key '{item.key}'{hint}",
+                        )
+                    )
     style = library.style_path(deck.headmatter)
     if style is None:
         problems.append(_style_problem(path, deck, library))
@@ -78,7 +87,8 @@ def cite_deck(deck: d.Deck, library: Library) -> tuple[d.Deck, list[Diagnostic]]
     extra = [key for keys in pulled for key in keys]
     try:
         formatted = library.style(style).format(
-            [Cluster(tuple((i.key, i.locator, i.prefix) for i in c.items), c.in_text) for c in good], extra)
+            [Cluster(tuple((i.key, i.locator, i.prefix) for i in c.items), c.in_text) for c in good], extra
+        )
     except SlidegenError as error:
         return deck, [*problems, error.diagnostic]
     texts = {_place(c): t for c, t in zip(good, formatted.texts, strict=True)}
@@ -149,18 +159,25 @@ class _Filler:
         if isinstance(block, (d.Quote, d.Click)):
             return replace(block, blocks=self.blocks(block.blocks))
         if isinstance(block, d.Table):
-            return replace(block, header=tuple(self.inlines(c) for c in block.header),
-                           rows=tuple(tuple(self.inlines(c) for c in row) for row in block.rows))
+            return replace(
+                block,
+                header=tuple(self.inlines(c) for c in block.header),
+                rows=tuple(tuple(self.inlines(c) for c in row) for row in block.rows),
+            )
         return block
 
     def slide(self, slide: d.Slide) -> d.Slide:
         captions = _caption_cites(slide)
         title_inlines = self.inlines(slide.title_inlines)
         title = d.plain_text(title_inlines) if title_inlines != slide.title_inlines else slide.title
-        slide = replace(slide, blocks=self.blocks(slide.blocks),
-                        slots={k: self.blocks(v) for k, v in slide.slots.items()},
-                        notes_blocks=self.blocks(slide.notes_blocks),
-                        title_inlines=title_inlines, title=title)
+        slide = replace(
+            slide,
+            blocks=self.blocks(slide.blocks),
+            slots={k: self.blocks(v) for k, v in slide.slots.items()},
+            notes_blocks=self.blocks(slide.notes_blocks),
+            title_inlines=title_inlines,
+            title=title,
+        )
         return self.captions(slide, captions) if captions else slide
 
     def captions(self, slide: d.Slide, found: list[tuple[d.Figure | d.Image, tuple[int, int], d.Cite]]) -> d.Slide:
@@ -179,8 +196,9 @@ class _Filler:
             return replace(node, title=titles[id(node)]) if id(node) in titles else node
 
         mapper = _Mapper(swap)
-        return replace(slide, blocks=mapper.blocks(slide.blocks),
-                       slots={k: mapper.blocks(v) for k, v in slide.slots.items()})
+        return replace(
+            slide, blocks=mapper.blocks(slide.blocks), slots={k: mapper.blocks(v) for k, v in slide.slots.items()}
+        )
 
 
 Place = tuple[int, int, tuple[d.CiteItem, ...], bool]
@@ -194,7 +212,7 @@ def _place(cite: d.Cite) -> Place:
 class _Mapper:
     """Applies ``fn`` to every Figure block and Image inline of a slide."""
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
         self.fn = fn
 
     def blocks(self, blocks: tuple[d.Block, ...]) -> tuple[d.Block, ...]:
@@ -202,15 +220,18 @@ class _Mapper:
 
     def block(self, block: d.Block) -> d.Block:
         if isinstance(block, d.Figure):
-            return self.fn(block)
+            figure: d.Figure = self.fn(block)
+            return figure
         filler = _Filler({}, {}, "")
         if isinstance(block, (d.BulletList, d.OrderedList)):
             return replace(block, items=tuple(replace(i, blocks=self.blocks(i.blocks)) for i in block.items))
         if isinstance(block, (d.Quote, d.Click)):
             return replace(block, blocks=self.blocks(block.blocks))
         if isinstance(block, (d.Heading, d.Paragraph)):
-            return replace(block, children=tuple(self.fn(n) if isinstance(n, d.Image) else filler.inline(n)
-                                                 for n in block.children))
+            return replace(
+                block,
+                children=tuple(self.fn(n) if isinstance(n, d.Image) else filler.inline(n) for n in block.children),
+            )
         return block
 
 
@@ -222,8 +243,9 @@ def _target(deck: d.Deck) -> str:
     return REFERENCES_ID if deck.headmatter.get("references", True) is not False else ""
 
 
-def _with_references(deck: d.Deck, slides: tuple[d.Slide, ...], formatted: Formatted,
-                     target: str) -> tuple[d.Slide, ...]:
+def _with_references(
+    deck: d.Deck, slides: tuple[d.Slide, ...], formatted: Formatted, target: str
+) -> tuple[d.Slide, ...]:
     """``slides`` with the references listed on the references slide(s), renumbered."""
     if not target or not formatted.references:
         return slides
@@ -231,9 +253,17 @@ def _with_references(deck: d.Deck, slides: tuple[d.Slide, ...], formatted: Forma
     if at is None:  # at the end, before a closing `layout: end` slide, so the deck still ends on it
         at = len(slides) - 1 if len(slides) > 1 and slides[-1].layout == "end" else len(slides)
         near = slides[at - 1]
-        base = d.Slide(index=0, line=near.line, layout=REFERENCES_LAYOUT, frontmatter={"layout": REFERENCES_LAYOUT},
-                       title=TITLE, content="", blocks=(), notes=NOTES,
-                       notes_blocks=(d.Paragraph((d.Text(NOTES),), near.line),))
+        base = d.Slide(
+            index=0,
+            line=near.line,
+            layout=REFERENCES_LAYOUT,
+            frontmatter={"layout": REFERENCES_LAYOUT},
+            title=TITLE,
+            content="",
+            blocks=(),
+            notes=NOTES,
+            notes_blocks=(d.Paragraph((d.Text(NOTES),), near.line),),
+        )
         slides = (*slides[:at], base, *slides[at:])
     base = slides[at]
     pages = [formatted.references[i : i + PER_SLIDE] for i in range(0, len(formatted.references), PER_SLIDE)]
@@ -250,8 +280,16 @@ def _with_references(deck: d.Deck, slides: tuple[d.Slide, ...], formatted: Forma
             own = (heading, *base.blocks)
         body = tuple(d.Paragraph(reference_inlines(r.html), base.line) for r in page)
         ident = base.id or REFERENCES_ID
-        made.append(replace(base, title=title, blocks=(*own, *body), title_heading=0 if own else None,
-                            title_inlines=(d.Text(title),), id=ident if number == 0 else f"{ident}-{number + 1}"))
+        made.append(
+            replace(
+                base,
+                title=title,
+                blocks=(*own, *body),
+                title_heading=0 if own else None,
+                title_inlines=(d.Text(title),),
+                id=ident if number == 0 else f"{ident}-{number + 1}",
+            )
+        )
     out = [*slides[:at], *made, *slides[at + 1 :]]
     return tuple(replace(s, index=i) for i, s in enumerate(out, start=1))
 

@@ -69,8 +69,14 @@ class CitedNumber:
 
     def result(self, source: str) -> Result:
         """The results.md row for this number; ``source`` is the formatted citation, without ``cited:``."""
-        return Result(key=self.key, value=self.value, unit=self.unit, what=self.what,
-                      source=f"cited: {source}", digits=self.digits)
+        return Result(
+            key=self.key,
+            value=self.value,
+            unit=self.unit,
+            what=self.what,
+            source=f"cited: {source}",
+            digits=self.digits,
+        )
 
 
 @dataclass(frozen=True)
@@ -160,8 +166,9 @@ def _pairs(node: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Node]]:
     return {str(k.value): (k, v) for k, v in node.value}
 
 
-def _facts(entry: tuple[yaml.Node, yaml.Node] | None,
-           error: Report) -> tuple[dict[str, str], dict[str, tuple[int, int]]]:
+def _facts(
+    entry: tuple[yaml.Node, yaml.Node] | None, error: Report
+) -> tuple[dict[str, str], dict[str, tuple[int, int]]]:
     facts: dict[str, str] = {}
     where: dict[str, tuple[int, int]] = {}
     if entry is None:
@@ -227,8 +234,19 @@ def _number(node: yaml.Node, error: Report) -> CitedNumber | None:
         error(at["digits"], f"digits of '{values['key']}' must be a whole number >= 1")
         return None
     text = {k: "" if values.get(k) is None else str(values[k]) for k in _FIELDS}
-    return CitedNumber(text["key"], value, digits, text["unit"], text["what"], text["cite"], text["locator"],
-                       text["fact"], text["status"], _at(node)[0], at)
+    return CitedNumber(
+        text["key"],
+        value,
+        digits,
+        text["unit"],
+        text["what"],
+        text["cite"],
+        text["locator"],
+        text["fact"],
+        text["status"],
+        _at(node)[0],
+        at,
+    )
 
 
 def update_cited(results: Results, rows: Iterable[Result]) -> list[str]:

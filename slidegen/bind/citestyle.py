@@ -167,8 +167,10 @@ class CitationStyle:
         except Exception as exc:  # a well-formed file that is not a style citeproc-py can use
             raise SlidegenError(self.path, 1, 1, f"the CSL style cannot format citations: {exc!r}") from None
         texts = [self._in_text(c, t) if c.in_text else t for c, t in zip(clusters, plain_texts, strict=True)]
-        references = tuple(Reference(self._by_lower.get(key, key), p, r)
-                           for key, p, r in zip(order, plain_refs, rich_refs, strict=True))
+        references = tuple(
+            Reference(self._by_lower.get(key, key), p, r)
+            for key, p, r in zip(order, plain_refs, rich_refs, strict=True)
+        )
         return Formatted(tuple(texts), references)
 
     def _in_text(self, cluster: Cluster, text: str) -> str:
@@ -178,7 +180,7 @@ class CitationStyle:
         for part in inner.split("; "):
             years = [self.entries[item[0]].year for item in cluster.items if self.entries[item[0]].year]
             at = next((part.find(f", {y}") for y in years if f", {y}" in part), -1)
-            out.append(f"{part[:at]} ({part[at + 2:]})" if at > 0 else part)
+            out.append(f"{part[:at]} ({part[at + 2 :]})" if at > 0 else part)
         return "; ".join(out)
 
 
@@ -198,8 +200,10 @@ def _citeproc_stamp() -> str:
 def _load_formatted(path: Path) -> Formatted | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return Formatted(tuple(str(t) for t in data["texts"]),
-                         tuple(Reference(str(k), str(t), str(h)) for k, t, h in data["references"]))
+        return Formatted(
+            tuple(str(t) for t in data["texts"]),
+            tuple(Reference(str(k), str(t), str(h)) for k, t, h in data["references"]),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

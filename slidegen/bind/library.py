@@ -75,8 +75,10 @@ class Library:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             return f"unknown CSL style '{name}'{hint}; the styles are {names}"
         first = next(iter(self.styles))
-        return (f"several CSL styles in {STYLES_DIR}/: name one in the headmatter, e.g. csl: {first}, "
-                "or for every deck in [tool.slidegen] csl of pyproject.toml")
+        return (
+            f"several CSL styles in {STYLES_DIR}/: name one in the headmatter, e.g. csl: {first}, "
+            "or for every deck in [tool.slidegen] csl of pyproject.toml"
+        )
 
     def style(self, path: Path) -> CitationStyle:
         return CitationStyle(path, self.bibliography.entries, self.cache_dir)

@@ -147,7 +147,7 @@ def format_result(result: Result, filters: tuple[str, ...] = (), math_mode: bool
         return text.replace(",", "{,}") if math_mode else text
     spec = _quoted(args)
     if spec is None:
-        raise FilterError("malformed arguments to fmt: expected one quoted format spec, as in fmt(\".3g\")")
+        raise FilterError('malformed arguments to fmt: expected one quoted format spec, as in fmt(".3g")')
     if any(len(n.lstrip("0")) > 3 or int(n) > MAX_FORMAT_WIDTH for n in re.findall(r"\d+", spec)):
         raise FilterError(f"format spec '{spec}' in fmt asks for a width or precision over {MAX_FORMAT_WIDTH}")
     try:
@@ -258,8 +258,9 @@ class _Binder:
         text, info = self.resolve(ref, math_mode, report)
         return replace(ref, text=text, info=info)
 
-    def splice(self, text: str, refs: tuple[Ref, ...], math_mode: bool = False,
-               report: bool = True, markup: bool = False) -> tuple[str, tuple[Ref, ...]]:
+    def splice(
+        self, text: str, refs: tuple[Ref, ...], math_mode: bool = False, report: bool = True, markup: bool = False
+    ) -> tuple[str, tuple[Ref, ...]]:
         """Raw ``text`` with each bound reference written over its span (unbound ones stay as written);
         ``markup``: ``text`` is HTML (attributes), so each value is written HTML-escaped."""
         bound = tuple(self.ref(r, math_mode, report) for r in refs)

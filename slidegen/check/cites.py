@@ -30,19 +30,35 @@ def check_library(library: Library) -> list[Diagnostic]:
     seen: dict[str, int] = {}
     for number in cited.numbers:
         if number.key in seen:
-            out.append(Diagnostic(cited.path, *number.where("key"),
-                                  f"duplicate cited number '{number.key}' (first at line {seen[number.key]})"))
+            out.append(
+                Diagnostic(
+                    cited.path,
+                    *number.where("key"),
+                    f"duplicate cited number '{number.key}' (first at line {seen[number.key]})",
+                )
+            )
         seen.setdefault(number.key, number.line)
         if number.cite not in entries:
-            out.append(Diagnostic(cited.path, *number.where("cite"),
-                                  f"cited number '{number.key}' cites '{number.cite}', which is not in "
-                                  f"{library.bibliography.path}{_did_you_mean(number.cite, entries)}"))
-        out += _check_fact(library, number.key, number.fact, number.status, number.where("fact"),
-                           number.where("status"))
+            out.append(
+                Diagnostic(
+                    cited.path,
+                    *number.where("cite"),
+                    f"cited number '{number.key}' cites '{number.cite}', which is not in "
+                    f"{library.bibliography.path}{_did_you_mean(number.cite, entries)}",
+                )
+            )
+        out += _check_fact(
+            library, number.key, number.fact, number.status, number.where("fact"), number.where("status")
+        )
     for fact, status in cited.facts.items():
         if not _citable(status):
-            out.append(Diagnostic(cited.path, *cited.fact_at[fact],
-                                  f"fact '{fact}' has status '{status}': only P, S or D items may be cited"))
+            out.append(
+                Diagnostic(
+                    cited.path,
+                    *cited.fact_at[fact],
+                    f"fact '{fact}' has status '{status}': only P, S or D items may be cited",
+                )
+            )
     return out
 
 
@@ -51,18 +67,36 @@ def _citable(status: str) -> bool:
     return all(len(p) == 1 for p in parts) and set(parts) <= CITABLE
 
 
-def _check_fact(library: Library, key: str, fact: str, status: str, fact_at: tuple[int, int],
-                status_at: tuple[int, int]) -> list[Diagnostic]:
+def _check_fact(
+    library: Library, key: str, fact: str, status: str, fact_at: tuple[int, int], status_at: tuple[int, int]
+) -> list[Diagnostic]:
     path, facts = library.cited.path, library.cited.facts
     if fact not in facts:
-        return [Diagnostic(path, *fact_at, f"cited number '{key}' rests on unknown fact '{fact}'"
-                                           f"{_did_you_mean(fact, facts)}; list it under 'facts:' with its status")]
+        return [
+            Diagnostic(
+                path,
+                *fact_at,
+                f"cited number '{key}' rests on unknown fact '{fact}'"
+                f"{_did_you_mean(fact, facts)}; list it under 'facts:' with its status",
+            )
+        ]
     if not _citable(facts[fact]):
-        return [Diagnostic(path, *fact_at, f"cited number '{key}' rests on fact '{fact}' of status "
-                                           f"'{facts[fact]}': only P, S or D items may be cited")]
+        return [
+            Diagnostic(
+                path,
+                *fact_at,
+                f"cited number '{key}' rests on fact '{fact}' of status "
+                f"'{facts[fact]}': only P, S or D items may be cited",
+            )
+        ]
     if status != facts[fact]:
-        return [Diagnostic(path, *status_at, f"status '{status}' of cited number '{key}' differs from "
-                                             f"fact '{fact}', which has '{facts[fact]}'")]
+        return [
+            Diagnostic(
+                path,
+                *status_at,
+                f"status '{status}' of cited number '{key}' differs from fact '{fact}', which has '{facts[fact]}'",
+            )
+        ]
     return []
 
 
@@ -78,16 +112,34 @@ def check_cited_rows(library: Library, results: Results) -> list[Diagnostic]:
             continue
         want = expected.get(key)
         if want is None:
-            out.append(Diagnostic(RESULTS_PATH, row.line, 1, f"cited row '{key}' is not in {library.cited.path}; "
-                                                             "run `slidegen run` to remove it"))
+            out.append(
+                Diagnostic(
+                    RESULTS_PATH,
+                    row.line,
+                    1,
+                    f"cited row '{key}' is not in {library.cited.path}; run `slidegen run` to remove it",
+                )
+            )
         elif want != row:
-            out.append(Diagnostic(RESULTS_PATH, row.line, 1, f"cited row '{key}' differs from "
-                                                             f"{library.cited.path}; run `slidegen run` to rewrite it"))
+            out.append(
+                Diagnostic(
+                    RESULTS_PATH,
+                    row.line,
+                    1,
+                    f"cited row '{key}' differs from {library.cited.path}; run `slidegen run` to rewrite it",
+                )
+            )
     line = max((r.line for r in results.values()), default=1)
     for key in expected:
         if key not in results:
-            out.append(Diagnostic(RESULTS_PATH, line, 1, f"cited number '{key}' of {library.cited.path} has no "
-                                                         "row; run `slidegen run` to write it"))
+            out.append(
+                Diagnostic(
+                    RESULTS_PATH,
+                    line,
+                    1,
+                    f"cited number '{key}' of {library.cited.path} has no row; run `slidegen run` to write it",
+                )
+            )
     return out
 
 
@@ -101,14 +153,21 @@ def check_unused(decks: Collection[Deck], library: Library, complete: bool) -> l
     if not complete:
         return []
     cited = library.cited
-    written = {item.key for deck in decks for slide in deck.slides for cite in slide_clusters(slide)
-               for item in cite.items}
+    written = {
+        item.key for deck in decks for slide in deck.slides for cite in slide_clusters(slide) for item in cite.items
+    }
     shown = {source.key for deck in decks for slide in deck.slides for source in slide.sources}
     backing = {n.cite for n in cited.numbers}
-    out = [Diagnostic(library.bibliography.path, entry.line, 1, f"work '{key}' is never cited", "warning")
-           for key, entry in library.bibliography.entries.items() if key not in written | backing]
-    out += [Diagnostic(cited.path, *n.where("key"), f"cited number '{n.key}' is not shown on any slide", "warning")
-            for n in cited.numbers if n.key not in shown]
+    out = [
+        Diagnostic(library.bibliography.path, entry.line, 1, f"work '{key}' is never cited", "warning")
+        for key, entry in library.bibliography.entries.items()
+        if key not in written | backing
+    ]
+    out += [
+        Diagnostic(cited.path, *n.where("key"), f"cited number '{n.key}' is not shown on any slide", "warning")
+        for n in cited.numbers
+        if n.key not in shown
+    ]
     return out
 
 

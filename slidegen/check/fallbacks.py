@@ -25,22 +25,62 @@ def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
         for block in d.walk_blocks(d.slide_blocks(slide)):
             line = getattr(block, "line", 0) or slide.line
             if isinstance(block, d.CodeBlock) and block.monaco:
-                out.append(Diagnostic(where, line, 1, "{monaco} code editors are Slidev's own: the block is "
-                                      "shown as plain highlighted code", "warning"))
+                out.append(
+                    Diagnostic(
+                        where,
+                        line,
+                        1,
+                        "{monaco} code editors are Slidev's own: the block is shown as plain highlighted code",
+                        "warning",
+                    )
+                )
             elif isinstance(block, d.RawHtml) and (unknown := _modifiers(block)):
-                out.append(Diagnostic(where, line, 1, f"click animation {', '.join(unknown)} is Slidev's enter "
-                                      "animation: slidegen shows the element on its click without it", "warning"))
+                out.append(
+                    Diagnostic(
+                        where,
+                        line,
+                        1,
+                        f"click animation {', '.join(unknown)} is Slidev's enter "
+                        "animation: slidegen shows the element on its click without it",
+                        "warning",
+                    )
+                )
             elif isinstance(block, d.RawHtml) and any(_clicks_inside(part.html) for part in clicks.parts(block)):
-                out.append(Diagnostic(where, line, 1, "clicks on elements inside an HTML block: PowerPoint shows "
-                                      "the block as one picture with every part visible (give each part its own "
-                                      "block, or put v-click on the element that wraps the block)", "warning"))
+                out.append(
+                    Diagnostic(
+                        where,
+                        line,
+                        1,
+                        "clicks on elements inside an HTML block: PowerPoint shows "
+                        "the block as one picture with every part visible (give each part its own "
+                        "block, or put v-click on the element that wraps the block)",
+                        "warning",
+                    )
+                )
             elif isinstance(block, d.Click) and block.fade and _drawn_whole(block):
-                out.append(Diagnostic(where, line, 1, "fade on a code block, table, formula or picture: PowerPoint "
-                                      "hides it until its click (fade is drawn on text only)", "warning"))
-            elif isinstance(block, d.Table) and any(isinstance(n, d.HtmlSpan) and n.clicks
-                                                    for n in d.walk_inlines(d.block_inlines(block))):
-                out.append(Diagnostic(where, line, 1, "a click on inline HTML in a table is shown in HTML and PDF; "
-                                      "PowerPoint shows the table's text in full", "warning"))
+                out.append(
+                    Diagnostic(
+                        where,
+                        line,
+                        1,
+                        "fade on a code block, table, formula or picture: PowerPoint "
+                        "hides it until its click (fade is drawn on text only)",
+                        "warning",
+                    )
+                )
+            elif isinstance(block, d.Table) and any(
+                isinstance(n, d.HtmlSpan) and n.clicks for n in d.walk_inlines(d.block_inlines(block))
+            ):
+                out.append(
+                    Diagnostic(
+                        where,
+                        line,
+                        1,
+                        "a click on inline HTML in a table is shown in HTML and PDF; "
+                        "PowerPoint shows the table's text in full",
+                        "warning",
+                    )
+                )
     return out
 
 

@@ -95,8 +95,18 @@ def check_project(
         results = None
 
     decks = project_decks(root)
-    diagnostics += check_decks(decks, results, strict, fingerprints, figure_names, root, load_library(root),
-                               environment=environment, strict_env=strict_env, verbose=verbose)
+    diagnostics += check_decks(
+        decks,
+        results,
+        strict,
+        fingerprints,
+        figure_names,
+        root,
+        load_library(root),
+        environment=environment,
+        strict_env=strict_env,
+        verbose=verbose,
+    )
     out = {_relative(root, d): None for d in diagnostics}
     return sorted(out, key=lambda d: (d.path, d.line, d.col))
 
@@ -139,9 +149,11 @@ def check_decks(
             here = rel if where == deck.path else display_path(where)
             diagnostics += components.deck_problems(part, found, here)
             runs_dir = root / "results" / "runs"
-            diagnostics += [Diagnostic(here, line, 1, f"component data: {problem}")
-                            for run, line in components.run_refs(part)
-                            if (problem := components.run_problem(run, runs_dir))]
+            diagnostics += [
+                Diagnostic(here, line, 1, f"component data: {problem}")
+                for run, line in components.run_refs(part)
+                if (problem := components.run_problem(run, runs_dir))
+            ]
             diagnostics += _check_links(here, part, deck_files, index, shown)
             diagnostics += key_warnings(here, part, deck)
             diagnostics += htmlpictures.network_warnings(here, part)
@@ -166,8 +178,9 @@ def check_decks(
         if fingerprints is not None:
             recorded = {**_run_versions(root, fingerprints), **{e: run.versions for e, run in results.runs.items()}}
             slide_of = slide_finder(decks.parsed.values(), root)
-            diagnostics += _check_stale(results, fingerprints, cited, slide_of, environment, recorded, strict_env,
-                                        _changed_since_run(root))
+            diagnostics += _check_stale(
+                results, fingerprints, cited, slide_of, environment, recorded, strict_env, _changed_since_run(root)
+            )
         if not decks.errors:  # a deck that did not parse may cite anything
             diagnostics += _uncited(results, cited, library, verbose)
     return diagnostics
@@ -205,8 +218,14 @@ def _check_diagrams(decks: list[Deck], root: Path) -> list[Diagnostic]:
     for rel, block in found:
         if block.code in failed:
             message = failed[block.code]
-            out.append(Diagnostic(rel, mermaid.error_line(message, block.line), 1,
-                                  f"Mermaid cannot parse this diagram: {mermaid.first_line(message)}"))
+            out.append(
+                Diagnostic(
+                    rel,
+                    mermaid.error_line(message, block.line),
+                    1,
+                    f"Mermaid cannot parse this diagram: {mermaid.first_line(message)}",
+                )
+            )
     return out
 
 
@@ -271,8 +290,14 @@ def _check_links(rel: str, deck: Deck, deck_files: set[str], index: DeckIndex, s
                 hint = _did_you_mean(fragment, [s.id for s in entry.slides if s.id])
                 out.append(Diagnostic(rel, *node.target_at, f"link to unknown slide id '{fragment}' in {name}{hint}"))
             elif fragment and entry is not None and (written := shown.deck(name)) and written.slide(fragment) is None:
-                out.append(Diagnostic(rel, *node.target_at, f"link to slide '{fragment}' in {name}, which is hidden "
-                                      "(hide: true) and not in any output; show it or drop the link"))
+                out.append(
+                    Diagnostic(
+                        rel,
+                        *node.target_at,
+                        f"link to slide '{fragment}' in {name}, which is hidden "
+                        "(hide: true) and not in any output; show it or drop the link",
+                    )
+                )
     return out
 
 
@@ -280,8 +305,11 @@ def _check_figures(rel: str, deck: Deck, names: Collection[str]) -> list[Diagnos
     """``fig:NAME`` in images, figures and frontmatter (``image: fig:NAME``) must name a registered figure."""
     images: list[tuple[str, tuple[int, int]]] = []
     for slide in deck.slides:
-        images += [(v, slide.frontmatter_at.get(k, (slide.line, 1)))
-                   for k, v in slide.frontmatter.items() if isinstance(v, str)]
+        images += [
+            (v, slide.frontmatter_at.get(k, (slide.line, 1)))
+            for k, v in slide.frontmatter.items()
+            if isinstance(v, str)
+        ]
     images += [(src, (line, 1)) for src, line in components.fallbacks(deck)]  # fallback="fig:NAME"
     for block, _ in _all_blocks(deck):
         images += [(block.src, block.target_at)] if isinstance(block, Figure) else []
@@ -297,8 +325,10 @@ def _check_figures(rel: str, deck: Deck, names: Collection[str]) -> list[Diagnos
 # ---------------------------------------------------------------------- strict: numbers typed by hand
 
 
-_MONTHS = ("jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
-           "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")
+_MONTHS = (
+    "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+    "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
 #: What makes a following four-digit number a year: a time word, a month (and day), or a citation's author.
 _YEAR_BEFORE_RE = re.compile(
     r"(?:(?i:\b(?:in|since|until|till|from|by|before|after|during|circa|ca\.|c\.|year|" + _MONTHS + r")\.?"
@@ -364,7 +394,7 @@ def hand_typed_numbers(text: str, heading: bool = False, years: bool = False) ->
             continue
         if number.isdigit() and len(number) == 4 and 1900 <= int(number) <= 2099 and not _COUNTED_RE.match(text, end):
             listed = last_year >= 0 and _YEAR_LIST_RE.fullmatch(text, last_year, start) is not None
-            if heading or years or listed or _YEAR_BEFORE_RE.search(text[max(0, start - 60):start]):
+            if heading or years or listed or _YEAR_BEFORE_RE.search(text[max(0, start - 60) : start]):
                 last_year = end
                 continue
         found.append((start, number))
@@ -423,8 +453,9 @@ def _changed_since_run(root: Path) -> Callable[[str], list[str]]:
             except SlidegenError:
                 return []
         then = {(name.split(":", 1)[-1], digest) for name, digest in record.files.items()}
-        return [name for name, digest in today.get(experiment, {}).items()
-                if (name.split(":", 1)[-1], digest) not in then]
+        return [
+            name for name, digest in today.get(experiment, {}).items() if (name.split(":", 1)[-1], digest) not in then
+        ]
 
     return changed
 
@@ -460,8 +491,11 @@ def _check_stale(
         if experiment not in fingerprints:
             hint = _did_you_mean(experiment, fingerprints)
             what = f"result '{first_key}' comes" if len(keys) == 1 else f"{len(keys)} results ('{first_key}', ...) come"
-            out.append(Diagnostic(RESULTS_PATH, first.line, 1,
-                                  f"{what} from experiment '{experiment}', which no longer exists{hint}"))
+            out.append(
+                Diagnostic(
+                    RESULTS_PATH, first.line, 1, f"{what} from experiment '{experiment}', which no longer exists{hint}"
+                )
+            )
             continue
         known = fingerprints[experiment]
         current = known if isinstance(known, str) else known.fingerprint
@@ -471,33 +505,54 @@ def _check_stale(
             stale_keys = [key for key, _ in stale]
             was = sorted({r.fingerprint or "" for _, r in stale})
             shown = current[: len(was[0])]
-            what = (f"stale result '{stale_keys[0]}'" if len(stale) == 1
-                    else f"{len(stale)} stale results of {experiment} ('{stale_keys[0]}', ...)")
+            what = (
+                f"stale result '{stale_keys[0]}'"
+                if len(stale) == 1
+                else f"{len(stale)} stale results of {experiment} ('{stale_keys[0]}', ...)"
+            )
             names = changed(experiment)
-            since = (f" ({', '.join(names[:3])}{f' and {len(names) - 3} more' if len(names) > 3 else ''} changed "
-                     "since it ran)") if names else ""
-            out.append(Diagnostic(
-                RESULTS_PATH, stale[0][1].line, 1,
-                f"{what}: recorded by {experiment} {', '.join(was)}, whose fingerprint is now {shown}{since}; "
-                f"run `slidegen run {experiment}` ({_first_site(stale_keys, cited, slide_of)})",
-            ))
+            since = (
+                (
+                    f" ({', '.join(names[:3])}{f' and {len(names) - 3} more' if len(names) > 3 else ''} changed "
+                    "since it ran)"
+                )
+                if names
+                else ""
+            )
+            out.append(
+                Diagnostic(
+                    RESULTS_PATH,
+                    stale[0][1].line,
+                    1,
+                    f"{what}: recorded by {experiment} {', '.join(was)}, whose fingerprint is now {shown}{since}; "
+                    f"run `slidegen run {experiment}` ({_first_site(stale_keys, cited, slide_of)})",
+                )
+            )
             continue
         if environment is None or versions is None:
             continue
         # a library not installed here ("none": building decks needs no torch) cannot confirm anything
-        differs = [name for name in RUN_COLUMNS[2:]
-                   if versions.get(name) and environment.get(name) not in (None, "", "none")
-                   and _release(versions[name]) != _release(environment[name])]
+        differs = [
+            name
+            for name in RUN_COLUMNS[2:]
+            if versions.get(name)
+            and environment.get(name) not in (None, "", "none")
+            and _release(versions[name]) != _release(environment[name])
+        ]
         if differs:
             then = " / ".join(f"{_LABELS[n]} {versions.get(n) or '?'}" for n in RUN_COLUMNS[2:])
             now = " / ".join(f"{_LABELS[n]} {environment.get(n) or '?'}" for n in RUN_COLUMNS[2:])
             line = results.runs[experiment].line if experiment in results.runs else first.line
-            out.append(Diagnostic(
-                RESULTS_PATH, line or first.line, 1,
-                f"{experiment} ran under {then}; this environment has {now}; rerun to confirm "
-                f"(`slidegen run {experiment} --force`; {len(keys)} key(s))",
-                "error" if strict_env else "warning",
-            ))
+            out.append(
+                Diagnostic(
+                    RESULTS_PATH,
+                    line or first.line,
+                    1,
+                    f"{experiment} ran under {then}; this environment has {now}; rerun to confirm "
+                    f"(`slidegen run {experiment} --force`; {len(keys)} key(s))",
+                    "error" if strict_env else "warning",
+                )
+            )
     return out
 
 
@@ -514,15 +569,26 @@ def _release(version: str) -> str:
 
 def _uncited(results: Results, cited: Mapping[str, object], library: Library | None, verbose: bool) -> list[Diagnostic]:
     """Rows no slide cites: one summary warning at the first, or one warning per row with ``verbose``."""
-    rows = [(key, r) for key, r in results.items()
-            if key not in cited and not (r.cited and library is not None and library.cited.exists)]
+    rows = [
+        (key, r)
+        for key, r in results.items()
+        if key not in cited and not (r.cited and library is not None and library.cited.exists)
+    ]
     # a cited number no slide shows is reported once, at its line in the cited-numbers file
     if verbose or len(rows) == 1:
-        return [Diagnostic(RESULTS_PATH, r.line, 1, f"result '{key}' is not cited by any slide", "warning")
-                for key, r in rows]
+        return [
+            Diagnostic(RESULTS_PATH, r.line, 1, f"result '{key}' is not cited by any slide", "warning")
+            for key, r in rows
+        ]
     if not rows:
         return []
     names = ", ".join(key for key, _ in rows[:3]) + (", ..." if len(rows) > 3 else "")
-    return [Diagnostic(RESULTS_PATH, rows[0][1].line, 1,
-                       f"{len(rows)} results are not cited by any slide ({names}); `slidegen check -v` lists them",
-                       "warning")]
+    return [
+        Diagnostic(
+            RESULTS_PATH,
+            rows[0][1].line,
+            1,
+            f"{len(rows)} results are not cited by any slide ({names}); `slidegen check -v` lists them",
+            "warning",
+        )
+    ]

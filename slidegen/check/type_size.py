@@ -56,18 +56,35 @@ def warnings(rel: str, deck: d.Deck) -> list[Diagnostic]:
             for block in d.walk_blocks(tuple(shown)):
                 if not isinstance(block, d.CodeBlock) or block.max_height:
                     continue
-                others = sum(figbox.block_height(b, width) for b in shown
-                             if b is not block and not isinstance(b, d.Figure))
+                others = sum(
+                    figbox.block_height(b, width) for b in shown if b is not block and not isinstance(b, d.Figure)
+                )
                 room = body.h - figbox.title_height(slide) - others - figbox.GAP * max(0, len(shown) - 1)
                 fits, why = code_fits(block, width, room)
                 if not fits:
-                    out.append(Diagnostic(where, block.line, 1, f"slide {number}: this code block does not fit at "
-                                          f"{theme.CODE_PT:g} pt ({why}): split it over two slides or show the "
-                                          "lines that matter; code is never shrunk", "warning"))
+                    out.append(
+                        Diagnostic(
+                            where,
+                            block.line,
+                            1,
+                            f"slide {number}: this code block does not fit at "
+                            f"{theme.CODE_PT:g} pt ({why}): split it over two slides or show the "
+                            "lines that matter; code is never shrunk",
+                            "warning",
+                        )
+                    )
         for figure, box in figbox.figure_boxes(slide):
             if box.too_small:
-                out.append(Diagnostic(where, figure.line, 1, f"slide {number}: figure '{figure.src[4:]}' gets a "
-                                      f"{box.w}x{box.h} px box, too small for {MAIN_PT:g}-pt labels (at least "
-                                      f"{figbox.MIN_W}x{figbox.MIN_H}): give it the slide's width or move text to "
-                                      "the notes", "warning"))
+                out.append(
+                    Diagnostic(
+                        where,
+                        figure.line,
+                        1,
+                        f"slide {number}: figure '{figure.src[4:]}' gets a "
+                        f"{box.w}x{box.h} px box, too small for {MAIN_PT:g}-pt labels (at least "
+                        f"{figbox.MIN_W}x{figbox.MIN_H}): give it the slide's width or move text to "
+                        "the notes",
+                        "warning",
+                    )
+                )
     return out

@@ -62,7 +62,15 @@ def warnings(rel: str, deck: d.Deck) -> list[Diagnostic]:
         if words > MAX_WORDS:
             path = deck.slide_path(slide)
             where = rel if path == deck.path else display_path(path)
-            out.append(Diagnostic(where, slide.line, 1, f"slide {number} shows {words} words, more than the "
-                                  f"{MAX_WORDS} an audience reads from the back of the room: move the rest to "
-                                  "the speaker notes or split the slide", "warning"))
+            out.append(
+                Diagnostic(
+                    where,
+                    slide.line,
+                    1,
+                    f"slide {number} shows {words} words, more than the "
+                    f"{MAX_WORDS} an audience reads from the back of the room: move the rest to "
+                    "the speaker notes or split the slide",
+                    "warning",
+                )
+            )
     return out

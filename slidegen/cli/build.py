@@ -19,12 +19,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     project = find_project()
     formats = args.to or DEFAULT_FORMATS
-    if args.notes and "pdf" not in formats:
-        raise UsageError("--notes writes the PDF with speaker notes: add pdf to --to (e.g. --to html,pdf)")
-    if args.single_file and "html" not in formats:
-        raise UsageError("--single-file makes each deck's HTML one file: add html to --to (e.g. --to html,pdf)")
-    if args.with_clicks and not {"pdf", "png"} & set(formats):
-        raise UsageError("--with-clicks prints each click of a slide to PDF or PNG: add pdf or png to --to")
+    _check_options(args, formats)
     paths = resolve_decks(project, args.decks) if args.decks else None
     start = time.perf_counter()
     if not args.force and not (paths is None and project.unusable_decks()):
@@ -32,9 +27,17 @@ def cmd_build(args: argparse.Namespace) -> int:
         # that cannot be read goes through the build, which reports it)
         from slidegen.pipeline.incremental import up_to_date
 
-        warnings = up_to_date(project, paths or project.deck_paths(), formats, args.out or project.build_dir,
-                              notes=args.notes, scale=args.scale, with_clicks=args.with_clicks,
-                              animate=args.clicks == "animate", single_file=args.single_file)
+        warnings = up_to_date(
+            project,
+            paths or project.deck_paths(),
+            formats,
+            args.out or project.build_dir,
+            notes=args.notes,
+            scale=args.scale,
+            with_clicks=args.with_clicks,
+            animate=args.clicks == "animate",
+            single_file=args.single_file,
+        )
         if warnings is not None:
             warnings = _strict_stale(warnings, args.strict)
             failed = any(w.severity == "error" for w in warnings)
@@ -48,9 +51,17 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     count = len(paths) if paths is not None else len(project.deck_paths())
     slow = any(flavor in formats for flavor in ("pdf", "png"))  # printed through Chromium: seconds per deck
-    options = BuildOptions(formats=tuple(formats), out=args.out, notes=args.notes, scale=args.scale,
-                           single_file=args.single_file, with_clicks=args.with_clicks,
-                           animate=args.clicks == "animate", force=args.force, jobs=args.jobs)
+    options = BuildOptions(
+        formats=tuple(formats),
+        out=args.out,
+        notes=args.notes,
+        scale=args.scale,
+        single_file=args.single_file,
+        with_clicks=args.with_clicks,
+        animate=args.clicks == "animate",
+        force=args.force,
+        jobs=args.jobs,
+    )
     with _progress(args, count * len(formats), many=count > 1 or slow) as tick:
         report = build(project, paths, options, progress=tick)
     report.diagnostics = _strict_stale(report.diagnostics, args.strict)
@@ -59,8 +70,9 @@ def cmd_build(args: argparse.Namespace) -> int:
             print(diagnostic, file=sys.stderr)
     for message in report.internal:
         print(message, file=sys.stderr)
-    outputs = [p for p in report.written
-               if p.suffix in (".html", ".pptx", ".pdf", ".png", ".md") and p.name != "index.html"]
+    outputs = [
+        p for p in report.written if p.suffix in (".html", ".pptx", ".pdf", ".png", ".md") and p.name != "index.html"
+    ]
     if args.verbose:
         for path in report.written:
             print(f"wrote {display_path(path)}", file=sys.stderr)
@@ -73,6 +85,16 @@ def cmd_build(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_INTERNAL if report.internal else 1 if report.failed else 0
+
+
+def _check_options(args: argparse.Namespace, formats: Sequence[str]) -> None:
+    """Options that ask for a format the build does not write are usage errors."""
+    if args.notes and "pdf" not in formats:
+        raise UsageError("--notes writes the PDF with speaker notes: add pdf to --to (e.g. --to html,pdf)")
+    if args.single_file and "html" not in formats:
+        raise UsageError("--single-file makes each deck's HTML one file: add html to --to (e.g. --to html,pdf)")
+    if args.with_clicks and not {"pdf", "png"} & set(formats):
+        raise UsageError("--with-clicks prints each click of a slide to PDF or PNG: add pdf or png to --to")
 
 
 def _strict_stale(diagnostics: Sequence[Diagnostic], strict: bool) -> list[Diagnostic]:
@@ -100,8 +122,14 @@ class _progress:
         if console.is_terminal:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=console, transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
             self.task = self.bar.add_task("building", total=self.total)
             self.bar.start()
         return self.tick

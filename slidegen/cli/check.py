@@ -17,8 +17,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     project = find_project()
     names = figure_names(project)
     diagnostics = check_project(
-        project.root, strict=args.strict, fingerprints=current_fingerprints(project) or {}, figure_names=names,
-        environment=environment(), strict_env=args.strict_env, verbose=args.verbose,
+        project.root,
+        strict=args.strict,
+        fingerprints=current_fingerprints(project) or {},
+        figure_names=names,
+        environment=environment(),
+        strict_env=args.strict_env,
+        verbose=args.verbose,
     )
     diagnostics += FigureRenderer(project).problems(names)
     for diagnostic in diagnostics:

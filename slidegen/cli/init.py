@@ -49,8 +49,10 @@ def init_project(target: Path) -> list[Path]:
     if target.exists() and not target.is_dir():
         raise UsageError(f"{display_path(target)} is a file: name a new or empty folder for the project")
     if target.is_dir() and any(target.iterdir()):
-        raise UsageError(f"{display_path(target)} is not empty: slidegen init writes a project only into a new "
-                         "or empty folder (nothing was written)")
+        raise UsageError(
+            f"{display_path(target)} is not empty: slidegen init writes a project only into a new "
+            "or empty folder (nothing was written)"
+        )
     written = []
     for rel, data in starter_files().items():
         path = target.joinpath(*rel.split("/"))

@@ -22,8 +22,10 @@ def summary(deck: Deck, where: str) -> list[str]:
     lines = [f"{where}: {deck.title or '(untitled)'}: {len(deck.slides)} slide(s); headmatter: {keys}"]
     width = len(str(max((s.line for s in deck.slides), default=1)))
     for slide in deck.slides:
-        lines.append(f"{slide.index:>3}  line {slide.line:<{width}}  {slide.layout:<12}  "
-                     f"{slide.title or '(no title)'}{_details(slide)}")
+        lines.append(
+            f"{slide.index:>3}  line {slide.line:<{width}}  {slide.layout:<12}  "
+            f"{slide.title or '(no title)'}{_details(slide)}"
+        )
     return lines
 
 

@@ -32,7 +32,8 @@ def list_decks(project: Project) -> list[str]:
         else:
             hidden = sum(1 for slide in deck.slides if slide.frontmatter.get("hide") is True)
             count = f"{len(deck.slides)} slide{'s' if len(deck.slides) != 1 else ''}" + (
-                f" ({hidden} hidden)" if hidden else "")
+                f" ({hidden} hidden)" if hidden else ""
+            )
             rows.append((display_path(path), count, deck.title))
     return _table(rows) or ["no decks in decks/"]
 
@@ -63,8 +64,10 @@ def list_figures(project: Project, figures: Mapping[str, tuple[Path, int]]) -> l
         for number, src, line in _images(deck):
             if src.startswith("fig:"):
                 shown.setdefault(src[4:], []).append(f"{display_path(deck.path)}:{line} (slide {number})")
-    rows = [(name, f"{display_path(path)}:{line}", ", ".join(shown.get(name, [])) or "not shown")
-            for name, (path, line) in sorted(figures.items())]
+    rows = [
+        (name, f"{display_path(path)}:{line}", ", ".join(shown.get(name, [])) or "not shown")
+        for name, (path, line) in sorted(figures.items())
+    ]
     return _table(rows) or ["no figures registered"]
 
 
@@ -76,8 +79,10 @@ def _sites(sites: Sequence[tuple[str, int]], slide_of: Callable[[str, int], int 
         number = slide_of(path, line)
         if number is not None and number not in numbers:
             numbers.append(number)
-    parts = [f"{path} slide{'s' if len(numbers) > 1 else ''} {', '.join(map(str, sorted(numbers)))}" if numbers
-             else path for path, numbers in by_deck.items()]
+    parts = [
+        f"{path} slide{'s' if len(numbers) > 1 else ''} {', '.join(map(str, sorted(numbers)))}" if numbers else path
+        for path, numbers in by_deck.items()
+    ]
     return "; ".join(parts) or "not cited"
 
 
@@ -108,8 +113,10 @@ def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
     if not rows:
         return []
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    return ["  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[-1]]).rstrip()
-            for row in rows]
+    return [
+        "  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[-1]]).rstrip()
+        for row in rows
+    ]
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -66,10 +66,14 @@ def _common() -> argparse.ArgumentParser:
     """``-q`` and ``-v``, accepted before or after the subcommand (SUPPRESS: a subcommand does not reset them)."""
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_mutually_exclusive_group()
-    group.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
-                       help="print only errors")
-    group.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                       help="print more (every result no slide cites, every file written)")
+    group.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print only errors")
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print more (every result no slide cites, every file written)",
+    )
     return common
 
 
@@ -77,8 +81,13 @@ class _Version(argparse._VersionAction):
     """``--version``, whose version is looked up only when asked for (the look-up imports importlib.metadata
     and scans site-packages: a third of the start-up of every other command)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         self.version = f"slidegen {version()}"
         super().__call__(parser, namespace, values, option_string)
 
@@ -173,56 +182,108 @@ class Parsers:
             self.sub[name] = parser
             return parser
 
-        init = add("init", help="write a small working project into a new or empty folder",
-                   description="Write a small working project: a deck showing the main syntax with speaker "
-                   "notes, results/results.md with a row a slide shows, references.bib with a work a slide "
-                   "cites, and a component in components/. `build`, `check` and `serve` accept it at once.")
-        init.add_argument("dir", nargs="?", default=".", metavar="DIR",
-                          help="the project's folder: created when missing, refused when it holds anything "
-                          "(default: the current folder)")
+        init = add(
+            "init",
+            help="write a small working project into a new or empty folder",
+            description="Write a small working project: a deck showing the main syntax with speaker "
+            "notes, results/results.md with a row a slide shows, references.bib with a work a slide "
+            "cites, and a component in components/. `build`, `check` and `serve` accept it at once.",
+        )
+        init.add_argument(
+            "dir",
+            nargs="?",
+            default=".",
+            metavar="DIR",
+            help="the project's folder: created when missing, refused when it holds anything "
+            "(default: the current folder)",
+        )
 
-        build = add("build", help="build decks to HTML, PowerPoint, PDF or Markdown for other tools",
-                    description="Build decks (default: every deck in decks/). A deck is named by path, "
-                    "file name or number: `slidegen build 01`.")
-        build.add_argument("decks", nargs="*", metavar="DECK",
-                           help="deck files, names or numbers (default: every deck in decks/)")
-        build.add_argument("--to", type=_formats, default=None, metavar="FORMATS",
-                           help="comma-separated: html,pptx,pdf,png,md,marp (default: html,pptx)")
+        build = add(
+            "build",
+            help="build decks to HTML, PowerPoint, PDF or Markdown for other tools",
+            description="Build decks (default: every deck in decks/). A deck is named by path, "
+            "file name or number: `slidegen build 01`.",
+        )
+        build.add_argument(
+            "decks", nargs="*", metavar="DECK", help="deck files, names or numbers (default: every deck in decks/)"
+        )
+        build.add_argument(
+            "--to",
+            type=_formats,
+            default=None,
+            metavar="FORMATS",
+            help="comma-separated: html,pptx,pdf,png,md,marp (default: html,pptx)",
+        )
         build.add_argument("-o", "--out", type=Path, default=None, help="output folder (default: build/)")
-        build.add_argument("--notes", action="store_true",
-                           help="PDF: also write NN-slug.notes.pdf, each slide with its speaker notes under it")
-        build.add_argument("--scale", type=float, default=1.5,
-                           help="PNG: device pixels per CSS pixel of the 1280x720 slide (default 1.5: 1920x1080)")
-        build.add_argument("--single-file", action="store_true",
-                           help="HTML: each deck one self-contained file (scripts, styles, fonts, pictures inlined)")
-        build.add_argument("--with-clicks", action="store_true",
-                           help="PDF and PNG: a page (picture) per click of each slide, not only its final state")
-        build.add_argument("--clicks", choices=("animate", "final"), default="animate",
-                           help="PowerPoint: 'animate' (default) makes each click a native animation; "
-                           "'final' draws every slide in its final state")
-        build.add_argument("--strict", action="store_true",
-                           help="fail (exit 1) when a built deck cites a stale result (one whose experiment changed)")
-        build.add_argument("--force", action="store_true",
-                           help="rebuild every output, even those whose inputs did not change")
-        build.add_argument("-j", "--jobs", type=_jobs, default=0, metavar="N",
-                           help="processes for HTML and PowerPoint (default 0: one per core; 1: no workers)")
+        build.add_argument(
+            "--notes",
+            action="store_true",
+            help="PDF: also write NN-slug.notes.pdf, each slide with its speaker notes under it",
+        )
+        build.add_argument(
+            "--scale",
+            type=float,
+            default=1.5,
+            help="PNG: device pixels per CSS pixel of the 1280x720 slide (default 1.5: 1920x1080)",
+        )
+        build.add_argument(
+            "--single-file",
+            action="store_true",
+            help="HTML: each deck one self-contained file (scripts, styles, fonts, pictures inlined)",
+        )
+        build.add_argument(
+            "--with-clicks",
+            action="store_true",
+            help="PDF and PNG: a page (picture) per click of each slide, not only its final state",
+        )
+        build.add_argument(
+            "--clicks",
+            choices=("animate", "final"),
+            default="animate",
+            help="PowerPoint: 'animate' (default) makes each click a native animation; "
+            "'final' draws every slide in its final state",
+        )
+        build.add_argument(
+            "--strict",
+            action="store_true",
+            help="fail (exit 1) when a built deck cites a stale result (one whose experiment changed)",
+        )
+        build.add_argument(
+            "--force", action="store_true", help="rebuild every output, even those whose inputs did not change"
+        )
+        build.add_argument(
+            "-j",
+            "--jobs",
+            type=_jobs,
+            default=0,
+            metavar="N",
+            help="processes for HTML and PowerPoint (default 0: one per core; 1: no workers)",
+        )
 
         serve = add("serve", help="live preview: build to a temporary folder, serve, rebuild and reload on save")
         serve.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0 picks a free one)")
-        serve.add_argument("--host", default=None,
-                           help="address to bind (default: 127.0.0.1; any other address only when given here)")
+        serve.add_argument(
+            "--host", default=None, help="address to bind (default: 127.0.0.1; any other address only when given here)"
+        )
         serve.add_argument("--open", action="store_true", help="open the index page in the web browser")
 
-        check = add("check", help="check every deck against results.md (exit 1 on any error)",
-                    description="Find every problem `slidegen build` would stop on, and more, writing nothing.")
+        check = add(
+            "check",
+            help="check every deck against results.md (exit 1 on any error)",
+            description="Find every problem `slidegen build` would stop on, and more, writing nothing.",
+        )
         check.add_argument("--strict", action="store_true", help="also flag numbers typed by hand in slides and notes")
-        check.add_argument("--strict-env", action="store_true",
-                           help="results measured under other Python, NumPy or torch versions are errors")
+        check.add_argument(
+            "--strict-env",
+            action="store_true",
+            help="results measured under other Python, NumPy or torch versions are errors",
+        )
 
         results = add("results", help="work with results/results.md")
         results_commands = results.add_subparsers(dest="results_command", required=True, metavar="ACTION")
         diff = results_commands.add_parser(
-            "diff", parents=[common],
+            "diff",
+            parents=[common],
             help="results whose printed values changed against a git revision, and who cites them",
         )
         diff.add_argument("rev", nargs="?", default="HEAD", help="git revision to compare with (default: HEAD)")
@@ -238,11 +299,13 @@ class Parsers:
         what = listing.add_subparsers(dest="list_command", required=True, metavar="WHAT")
         self.sub["list decks"] = what.add_parser("decks", parents=[common], help="every deck, its slides and title")
         keys = what.add_parser("keys", parents=[common], help="result keys, their values and the slides citing them")
-        keys.add_argument("pattern", nargs="?", default=None, metavar="PATTERN",
-                          help="a glob (ch01.val_*) or any part of a key")
+        keys.add_argument(
+            "pattern", nargs="?", default=None, metavar="PATTERN", help="a glob (ch01.val_*) or any part of a key"
+        )
         self.sub["list keys"] = keys
-        self.sub["list figures"] = what.add_parser("figures", parents=[common],
-                                                   help="registered figures and the slides showing them")
+        self.sub["list figures"] = what.add_parser(
+            "figures", parents=[common], help="registered figures and the slides showing them"
+        )
         for name, parser in [("", self.top), *self.sub.items()]:
             parser.epilog = epilog(EXAMPLES[name])
             parser.formatter_class = _Help
@@ -251,8 +314,11 @@ class Parsers:
         """Parse ``argv``; an unknown option is an error printed with its subcommand's usage (exit 2)."""
         args, extra = self.top.parse_known_args(argv)
         if extra:
-            name = " ".join(n for n in (args.command, getattr(args, "results_command", None),
-                                        getattr(args, "list_command", None)) if n)
+            name = " ".join(
+                n
+                for n in (args.command, getattr(args, "results_command", None), getattr(args, "list_command", None))
+                if n
+            )
             parser = self.sub.get(name, self.top)
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         return args
@@ -266,9 +332,16 @@ def make_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------- commands
 
 
-COMMANDS = {"init": init.cmd_init, "build": build.cmd_build, "run": run.cmd_run, "check": check.cmd_check,
-            "results": results.cmd_results, "inspect": inspect.cmd_inspect, "serve": serve.cmd_serve,
-            "list": listing.cmd_list}
+COMMANDS = {
+    "init": init.cmd_init,
+    "build": build.cmd_build,
+    "run": run.cmd_run,
+    "check": check.cmd_check,
+    "results": results.cmd_results,
+    "inspect": inspect.cmd_inspect,
+    "serve": serve.cmd_serve,
+    "list": listing.cmd_list,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the runner is imported when a run starts, keeping `slidegen
 
 def add_run_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
     """Add the ``run`` subcommand to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
-    run = subparsers.add_parser(
+    run: argparse.ArgumentParser = subparsers.add_parser(
         "run",
         parents=list(parents),
         help="run the experiments whose code or settings changed",
@@ -71,7 +71,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         require_experiments()
     start = time.perf_counter()
     report = run_experiments(
-        project, args.targets, jobs=args.jobs, force=args.force, quick=args.quick, executor=args.executor,
+        project,
+        args.targets,
+        jobs=args.jobs,
+        force=args.force,
+        quick=args.quick,
+        executor=args.executor,
         display=None if getattr(args, "quiet", False) else RichDisplay(err),
     )
     if not args.quick:
@@ -133,8 +138,12 @@ def list_experiments(project: Project, console: Any) -> None:
 
     infos = discover(project)
     if not infos:
-        console.print(f"no experiments: no module matches [tool.slidegen] experiments = {project.layout.experiments!r}",
-                      markup=False, highlight=False, soft_wrap=True)
+        console.print(
+            f"no experiments: no module matches [tool.slidegen] experiments = {project.layout.experiments!r}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     store = Store.of(project)
     results = store.read_results()
@@ -229,8 +238,13 @@ class RichDisplay:
         from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
         self.bars = Progress(
-            TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
-            _eta_column(), TextColumn("[dim]{task.fields[note]}"), console=self.console,
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            _eta_column(),
+            TextColumn("[dim]{task.fields[note]}"),
+            console=self.console,
         )
         total = sum(expected.values()) or None
         self.overall = self.bars.add_task("[bold]all", total=len(todo), note="", expected=total)

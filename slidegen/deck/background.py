@@ -55,18 +55,23 @@ def parse(value: object) -> Background | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise BackgroundProblem(f"background: takes a colour (#1d4ed8, rgb(29, 78, 216), navy) or a picture "
-                                f"(img/bg.png, fig:NAME), not {type(value).__name__}")
+        raise BackgroundProblem(
+            f"background: takes a colour (#1d4ed8, rgb(29, 78, 216), navy) or a picture "
+            f"(img/bg.png, fig:NAME), not {type(value).__name__}"
+        )
     text = value.strip()
     if "://" in text:
-        raise BackgroundProblem(f"background picture '{text}' is remote: decks work offline, so save it beside "
-                                "the deck")
+        raise BackgroundProblem(
+            f"background picture '{text}' is remote: decks work offline, so save it beside the deck"
+        )
     if text.startswith("fig:") or _PICTURE.fullmatch(text) or "/" in text:
         return Background(None, text, theme.TEXT)
     color = css_color(text)
     if color is None:
-        raise BackgroundProblem(f"background '{text}' is neither a colour (#rrggbb, rgb(r, g, b), a CSS colour "
-                                "name) nor a picture (a .png, .jpg, .svg or .webp file, or fig:NAME)")
+        raise BackgroundProblem(
+            f"background '{text}' is neither a colour (#rrggbb, rgb(r, g, b), a CSS colour "
+            "name) nor a picture (a .png, .jpg, .svg or .webp file, or fig:NAME)"
+        )
     return Background(color, None, text_on(color))
 
 
@@ -88,6 +93,7 @@ def css_color(text: str) -> str | None:
 
 def luminance(color: str) -> float:
     """WCAG relative luminance of ``#rrggbb``."""
+
     def channel(hex2: str) -> float:
         c = int(hex2, 16) / 255
         return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4

@@ -37,11 +37,49 @@ COMPONENTS = {
 
 #: Iconify collections Slidev decks use most (``<carbon-...>``, ``<mdi-...>``), and the ``i-`` prefix.
 ICON_COLLECTIONS = (
-    "bi", "bx", "carbon", "charm", "cib", "ci", "clarity", "codicon", "devicon", "emojione", "eos-icons", "fa",
-    "fa6-brands", "fa6-regular", "fa6-solid", "fluent", "fluent-emoji", "gg", "heroicons", "heroicons-outline",
-    "heroicons-solid", "i", "ic", "icon-park", "iconoir", "la", "line-md", "logos", "lucide", "material-symbols",
-    "mdi", "noto", "octicon", "ph", "ri", "simple-icons", "skill-icons", "streamline", "tabler", "twemoji",
-    "uil", "uim", "vscode-icons",
+    "bi",
+    "bx",
+    "carbon",
+    "charm",
+    "cib",
+    "ci",
+    "clarity",
+    "codicon",
+    "devicon",
+    "emojione",
+    "eos-icons",
+    "fa",
+    "fa6-brands",
+    "fa6-regular",
+    "fa6-solid",
+    "fluent",
+    "fluent-emoji",
+    "gg",
+    "heroicons",
+    "heroicons-outline",
+    "heroicons-solid",
+    "i",
+    "ic",
+    "icon-park",
+    "iconoir",
+    "la",
+    "line-md",
+    "logos",
+    "lucide",
+    "material-symbols",
+    "mdi",
+    "noto",
+    "octicon",
+    "ph",
+    "ri",
+    "simple-icons",
+    "skill-icons",
+    "streamline",
+    "tabler",
+    "twemoji",
+    "uil",
+    "uim",
+    "vscode-icons",
 )
 _COLLECTIONS = "|".join(re.escape(c) for c in sorted(ICON_COLLECTIONS, key=len, reverse=True))
 _ICON_RE = re.compile(rf"(?:{_COLLECTIONS})-[a-z0-9][a-z0-9-]*")
@@ -82,9 +120,16 @@ def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
         first = deck.slides[0] if deck.slides else None
         place = first.frontmatter_at.get("theme") if first is not None and first.path is None else None
         line = place[0] if place else 1
-        out.append(Diagnostic(where, line, 1, f"theme '{theme}' is a Slidev theme: slidegen draws every deck in "
-                              "its own theme (fonts and colours from the headmatter; styles in a <style> block)",
-                              "warning"))
+        out.append(
+            Diagnostic(
+                where,
+                line,
+                1,
+                f"theme '{theme}' is a Slidev theme: slidegen draws every deck in "
+                "its own theme (fonts and colours from the headmatter; styles in a <style> block)",
+                "warning",
+            )
+        )
     for slide in deck.slides:
         for block in d.walk_blocks(d.slide_blocks(slide)):
             line = getattr(block, "line", 0) or slide.line
@@ -98,7 +143,14 @@ def warnings(where: str, deck: d.Deck) -> list[Diagnostic]:
                     texts.append((line, f"<{node.tag}{node.attrs}>"))
             for at, html in texts:
                 for offset, tag in tags_in(html):
-                    out.append(Diagnostic(where, at + html.count("\n", 0, offset), 1,
-                                          f"{builtin(tag)} does not appear: slidegen has no such component; write "
-                                          "it as Markdown, HTML or a component in components/", "warning"))
+                    out.append(
+                        Diagnostic(
+                            where,
+                            at + html.count("\n", 0, offset),
+                            1,
+                            f"{builtin(tag)} does not appear: slidegen has no such component; write "
+                            "it as Markdown, HTML or a component in components/",
+                            "warning",
+                        )
+                    )
     return out

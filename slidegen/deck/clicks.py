@@ -32,8 +32,10 @@ from slidegen.deck import rawhtml
 AT_RE = re.compile(r"[+-]?\d+")
 #: A click directive on an HTML tag: ``v-click``, ``v-after``, ``v-click-hide``, its modifiers (``.hide``,
 #: ``.fade``...) and its value.
-DIRECTIVE_RE = re.compile(r"""(?<![\w:.-])(v-click-hide|v-click|v-after)((?:\.[\w-]+)*)"""
-                          r"""(?:\s*=\s*("[^"]*"|'[^']*'))?(?=[\s/>]|$)""")
+DIRECTIVE_RE = re.compile(
+    r"""(?<![\w:.-])(v-click-hide|v-click|v-after)((?:\.[\w-]+)*)"""
+    r"""(?:\s*=\s*("[^"]*"|'[^']*'))?(?=[\s/>]|$)"""
+)
 #: Slidev's click components written as tags inside an HTML block.
 COMPONENT_TAGS = frozenset({"v-click", "v-after", "v-click-hide"})
 #: The directive modifiers slidegen draws: ``hide`` and ``fade`` (Slidev's reserved ones); any other is
@@ -94,8 +96,10 @@ class Timeline:
         stop = start + value if relative else value
         delta += value if relative else 0
         if stop <= start:
-            raise AtError(f"the click range ends on click {stop}, not after its start {start}: "
-                          "the end is exclusive (v-click=\"[2, 4]\" shows on clicks 2 and 3)")
+            raise AtError(
+                f"the click range ends on click {stop}, not after its start {start}: "
+                'the end is exclusive (v-click="[2, 4]" shows on clicks 2 and 3)'
+            )
         self.offset += delta
         self.last = max(self.last, stop)
         return start, stop
@@ -114,8 +118,11 @@ def parse_at(at: str) -> tuple[bool, int]:
     """``"+2"`` -> ``(True, 2)``, ``"3"`` -> ``(False, 3)``, ``""`` -> ``(True, 1)`` (the next click)."""
     text = at.strip() or "+1"
     if not AT_RE.fullmatch(text):
-        hint = (": a click range goes on a tag as a directive, <div v-click=\"[2, 4]\">" if text.startswith("[")
-                else ": write a number (3, absolute) or a signed one (+1, relative)")
+        hint = (
+            ': a click range goes on a tag as a directive, <div v-click="[2, 4]">'
+            if text.startswith("[")
+            else ": write a number (3, absolute) or a signed one (+1, relative)"
+        )
         raise AtError(f"'{at}' is not a click position{hint}")
     return text[0] in "+-", int(text)
 
@@ -166,8 +173,13 @@ def tag_directive(attrs: str) -> Directive | None:
     name, value = match.group(1), match.group(3)
     modifiers = tuple(m for m in match.group(2).split(".") if m)
     at, end = directive_at(name, value[1:-1] if value else None)
-    return Directive(at, "hide" in modifiers or name == "v-click-hide", end, "fade" in modifiers,
-                     tuple(m for m in modifiers if m not in MODIFIERS))
+    return Directive(
+        at,
+        "hide" in modifiers or name == "v-click-hide",
+        end,
+        "fade" in modifiers,
+        tuple(m for m in modifiers if m not in MODIFIERS),
+    )
 
 
 def component_directive(tag: str, attrs: str) -> Directive:
@@ -226,7 +238,7 @@ def parts(block: d.RawHtml) -> tuple[d.RawHtml, ...]:
     out, taken = [], 0
     for (start, _), piece in zip(spans, pieces, strict=True):
         count = len(html_units(piece))
-        timing = block.clicks[taken:taken + count]
+        timing = block.clicks[taken : taken + count]
         taken += count
         out.append(replace(block, html=piece, line=block.line + block.html.count("\n", 0, start), clicks=timing))
     return tuple(out)
@@ -242,7 +254,7 @@ def _top_level(html: str) -> list[tuple[int, int]] | None:
     stack: list[str] = []
     start = at = 0
     for m in _TAG_RE.finditer(html):
-        if not stack and html[at:m.start()].strip():
+        if not stack and html[at : m.start()].strip():
             return None  # text outside any element
         closing, name, selfclosing = m.group(1), m.group(2).lower(), m.group(3)
         if not stack:
@@ -283,8 +295,11 @@ def resolve(slide: d.Slide) -> d.Slide:
     blocks = _blocks(slide.blocks, line)
     slots = {name: _blocks(group, line) for name, group in slide.slots.items()}
     override = slide.frontmatter.get("clicks")
-    total = override if isinstance(override, int) and not isinstance(override, bool) and override >= 0 \
+    total = (
+        override
+        if isinstance(override, int) and not isinstance(override, bool) and override >= 0
         else max(line.last, 0)
+    )
     return replace(slide, blocks=blocks, slots=slots, clicks=min(total, MAX_CLICKS))
 
 
@@ -315,8 +330,11 @@ def _block(block: d.Block, line: Timeline) -> d.Block:
         case d.Heading() | d.Paragraph():
             return replace(block, children=_inlines(block.children, line))
         case d.Table():
-            return replace(block, header=tuple(_inlines(c, line) for c in block.header),
-                           rows=tuple(tuple(_inlines(c, line) for c in row) for row in block.rows))
+            return replace(
+                block,
+                header=tuple(_inlines(c, line) for c in block.header),
+                rows=tuple(tuple(_inlines(c, line) for c in row) for row in block.rows),
+            )
         case d.RawHtml():
             units = html_units(block.html)
             return replace(block, clicks=tuple(line.timing(spec) for _, _, spec in units))
@@ -346,8 +364,9 @@ def used(slide: d.Slide) -> set[int]:
             found.update(t.at for t in block.clicks)
         elif isinstance(block, (d.CodeBlock, d.MathBlock)):
             found.update(block.clicks)
-        found.update(t.at for n in d.walk_inlines(d.block_inlines(block)) if isinstance(n, d.HtmlSpan)
-                     for t in n.clicks)
+        found.update(
+            t.at for n in d.walk_inlines(d.block_inlines(block)) if isinstance(n, d.HtmlSpan) for t in n.clicks
+        )
     return found
 
 
@@ -431,7 +450,7 @@ def _marker(block: d.Block) -> tuple[int | None, d.Paragraph] | None:
     match = NOTES_MARK_RE.match(first.text)
     if not match:
         return None
-    text = first.text[match.end():]
+    text = first.text[match.end() :]
     rest = ((replace(first, text=text),) if text else ()) + block.children[1:]
     while rest and isinstance(rest[0], (d.SoftBreak, d.LineBreak)):
         rest = rest[1:]

@@ -108,8 +108,9 @@ def block_height(block: d.Block, width: float) -> float:
             return text_height(d.plain_text(block.children), width)
         case d.BulletList() | d.OrderedList():
             inner = width - 1.3 * BODY_PX
-            return sum(sum(block_height(b, inner) for b in item.blocks) for item in block.items) \
-                + 0.35 * BODY_PX * (len(block.items) - 1)
+            return sum(sum(block_height(b, inner) for b in item.blocks) for item in block.items) + 0.35 * BODY_PX * (
+                len(block.items) - 1
+            )
         case d.CodeBlock():
             per_line = max(8, int((width - 44) / (0.602 * CODE_PX)) - 2)
             wrapped = sum(max(1, -(-len(line) // per_line)) for line in block.code.rstrip("\n").split("\n"))
@@ -121,8 +122,12 @@ def block_height(block: d.Block, width: float) -> float:
             columns = max(1, len(block.header) or (len(block.rows[0]) if block.rows else 1))
             cell_w = width / columns - 1.8 * size
             table_rows = [block.header, *block.rows] if block.header else list(block.rows)
-            return sum(max((text_height(d.plain_text(cell), cell_w, size) for cell in row), default=size * LINE)
-                       + 0.64 * size + 2 for row in table_rows)
+            return sum(
+                max((text_height(d.plain_text(cell), cell_w, size) for cell in row), default=size * LINE)
+                + 0.64 * size
+                + 2
+                for row in table_rows
+            )
         case d.Quote() | d.Click():
             return sum(block_height(b, width) for b in block.blocks) + GAP * max(0, len(block.blocks) - 1)
         case d.Figure():
@@ -159,8 +164,11 @@ def slot_figure_box(slide: d.Slide, blocks: tuple[d.Block, ...], width: int) -> 
     leave."""
     body = body_box(slide)
     title = slide.blocks[slide.title_heading] if slide.title_heading is not None else None
-    shown = [b for b in blocks if b is not title
-             and not (isinstance(b, d.RawHtml) and b.html.lstrip().lower().startswith("<style"))]
+    shown = [
+        b
+        for b in blocks
+        if b is not title and not (isinstance(b, d.RawHtml) and b.html.lstrip().lower().startswith("<style"))
+    ]
     used = title_height(slide) + sum(block_height(b, width) for b in shown)
     used += GAP * max(0, len(shown) - 1)
     count = max(1, len(_figures(blocks)))
@@ -209,5 +217,9 @@ def _sized_slide(slide: d.Slide) -> d.Slide:
             out.append(block)
         return tuple(out)
 
-    return replace(slide, frontmatter=frontmatter, blocks=blocks(slide.blocks),
-                   slots={name: blocks(group) for name, group in slide.slots.items()})
+    return replace(
+        slide,
+        frontmatter=frontmatter,
+        blocks=blocks(slide.blocks),
+        slots={name: blocks(group) for name, group in slide.slots.items()},
+    )

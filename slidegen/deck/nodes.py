@@ -235,8 +235,23 @@ class FootnoteRef:
     label: str
 
 
-Inline = (Text | Code | Emph | Strong | Strike | Link | Image | Math | SoftBreak | LineBreak | Ref | Cite
-          | HtmlSpan | RawInline | FootnoteRef)
+Inline = (
+    Text
+    | Code
+    | Emph
+    | Strong
+    | Strike
+    | Link
+    | Image
+    | Math
+    | SoftBreak
+    | LineBreak
+    | Ref
+    | Cite
+    | HtmlSpan
+    | RawInline
+    | FootnoteRef
+)
 
 
 # --------------------------------------------------------------------------- blocks
@@ -409,8 +424,20 @@ class RawHtml:
     """One timing per tag carrying a ``v-click``/``v-after`` directive, in document order."""
 
 
-Block = (Heading | Paragraph | BulletList | OrderedList | CodeBlock | MathBlock | Table | Figure | Quote | Rule
-         | Click | RawHtml)
+Block = (
+    Heading
+    | Paragraph
+    | BulletList
+    | OrderedList
+    | CodeBlock
+    | MathBlock
+    | Table
+    | Figure
+    | Quote
+    | Rule
+    | Click
+    | RawHtml
+)
 
 
 # --------------------------------------------------------------------------- slides and decks
@@ -685,8 +712,10 @@ def inline_refs(nodes: tuple[Inline, ...]) -> Iterator[Ref]:
 
 def cite_source(node: Cite) -> str:
     """A citation as written: ``[@a, §2; @b]`` or ``@a``."""
-    items = [(f"{i.prefix} " if i.prefix else "") + (f"@{i.key}, {i.locator}" if i.locator else f"@{i.key}")
-             for i in node.items]
+    items = [
+        (f"{i.prefix} " if i.prefix else "") + (f"@{i.key}, {i.locator}" if i.locator else f"@{i.key}")
+        for i in node.items
+    ]
     return items[0] if node.in_text else "[" + "; ".join(items) + "]"
 
 

@@ -20,25 +20,45 @@ STYLE_RE = re.compile(r"\s*<style(\s[^>]*)?>(.*)</style>\s*", re.DOTALL | re.IGN
 COLOR_RE = re.compile(r"(?:^|;)\s*color\s*:\s*(#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[a-zA-Z]+)\s*(?:;|$)")
 
 #: Elements without content: a lone tag is the whole element.
-VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-                  "track", "wbr"})
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 
 #: Inline tags PowerPoint draws natively, and the run formatting each gives.
 PPTX_TAGS: dict[str, dict[str, object]] = {
-    "b": {"bold": True}, "strong": {"bold": True},
-    "i": {"italic": True}, "em": {"italic": True},
-    "u": {"underline": True}, "ins": {"underline": True},
-    "s": {"strike": True}, "del": {"strike": True}, "strike": {"strike": True},
-    "sub": {"baseline": -25000}, "sup": {"baseline": 30000},
-    "kbd": {"font": "mono"}, "code": {"font": "mono"},
-    "span": {}, "mark": {}, "small": {},
+    "b": {"bold": True},
+    "strong": {"bold": True},
+    "i": {"italic": True},
+    "em": {"italic": True},
+    "u": {"underline": True},
+    "ins": {"underline": True},
+    "s": {"strike": True},
+    "del": {"strike": True},
+    "strike": {"strike": True},
+    "sub": {"baseline": -25000},
+    "sup": {"baseline": 30000},
+    "kbd": {"font": "mono"},
+    "code": {"font": "mono"},
+    "span": {},
+    "mark": {},
+    "small": {},
 }
 
 #: CSS colour names PowerPoint runs accept, beyond ``#rgb`` and ``#rrggbb``.
 NAMED_COLORS = {
-    "black": "#000000", "white": "#ffffff", "red": "#ff0000", "green": "#008000", "blue": "#0000ff",
-    "yellow": "#ffff00", "orange": "#ffa500", "purple": "#800080", "gray": "#808080", "grey": "#808080",
-    "teal": "#008080", "navy": "#000080", "maroon": "#800000", "olive": "#808000", "crimson": "#dc143c",
+    "black": "#000000",
+    "white": "#ffffff",
+    "red": "#ff0000",
+    "green": "#008000",
+    "blue": "#0000ff",
+    "yellow": "#ffff00",
+    "orange": "#ffa500",
+    "purple": "#800080",
+    "gray": "#808080",
+    "grey": "#808080",
+    "teal": "#008080",
+    "navy": "#000080",
+    "maroon": "#800000",
+    "olive": "#808000",
+    "crimson": "#dc143c",
 }
 
 

@@ -31,19 +31,53 @@ from slidegen import theme
 from slidegen.errors import Diagnostic
 
 #: Slidev's built-in transitions, and the reveal.js transition each one is drawn with.
-TRANSITIONS = {"fade": "fade", "fade-out": "fade", "slide-left": "slide", "slide-right": "slide",
-               "slide-up": "slide", "slide-down": "slide", "view-transition": "fade", "none": "none"}
+TRANSITIONS = {
+    "fade": "fade",
+    "fade-out": "fade",
+    "slide-left": "slide",
+    "slide-right": "slide",
+    "slide-up": "slide",
+    "slide-down": "slide",
+    "view-transition": "fade",
+    "none": "none",
+}
 #: The aspect ratios every output supports.
 ASPECTS = {(16, 9), (4, 3)}
 COLOR_SCHEMAS = ("light", "dark", "auto", "all")
 FONT_KEYS = frozenset({"sans", "serif", "mono", "local", "provider", "weights", "italic", "fallbacks"})
 _FAMILY = re.compile(r"[\w .-]+")
 #: CSS's generic families: no typeface PowerPoint could name.
-GENERIC = frozenset({"serif", "sans-serif", "monospace", "cursive", "fantasy", "system-ui", "ui-sans-serif",
-                     "ui-serif", "ui-monospace", "ui-rounded", "math", "emoji"})
+GENERIC = frozenset(
+    {
+        "serif",
+        "sans-serif",
+        "monospace",
+        "cursive",
+        "fantasy",
+        "system-ui",
+        "ui-sans-serif",
+        "ui-serif",
+        "ui-monospace",
+        "ui-rounded",
+        "math",
+        "emoji",
+    }
+)
 #: Fonts every machine that shows a PPTX has: those Windows and macOS ship, and those PowerPoint installs.
-EVERYWHERE = frozenset({"arial", "calibri", "cambria", "consolas", "courier new", "georgia", "tahoma",
-                        "times new roman", "trebuchet ms", "verdana"})
+EVERYWHERE = frozenset(
+    {
+        "arial",
+        "calibri",
+        "cambria",
+        "consolas",
+        "courier new",
+        "georgia",
+        "tahoma",
+        "times new roman",
+        "trebuchet ms",
+        "verdana",
+    }
+)
 _RATIO = re.compile(r"\s*(\d+(?:\.\d+)?)\s*[:/x|]\s*(\d+(?:\.\d+)?)\s*")
 
 
@@ -83,8 +117,11 @@ class DeckSettings:
 
     def font_css(self) -> str:
         """The CSS rule that puts the deck's fonts in the theme's custom properties (``""``: none given)."""
-        stacks = [("--sans", self.sans, theme.SANS_CSS), ("--serif", self.serif, SERIF_CSS),
-                  ("--mono", self.mono, theme.MONO_CSS)]
+        stacks = [
+            ("--sans", self.sans, theme.SANS_CSS),
+            ("--serif", self.serif, SERIF_CSS),
+            ("--mono", self.mono, theme.MONO_CSS),
+        ]
         props = [f"{name}: {given}{', ' + rest if self.fallbacks else ''};" for name, given, rest in stacks if given]
         if not props:
             return ""
@@ -105,8 +142,9 @@ class SlideLook:
 def slide_look(frontmatter: dict[str, Any]) -> SlideLook:
     """The look ``frontmatter`` gives a slide (values :func:`problems` rejects keep the defaults)."""
     zoom = frontmatter.get("zoom")
-    return SlideLook(zoom=float(zoom) if _number(zoom) else 1.0,
-                     transition=slidev_transition(frontmatter.get("transition")))
+    return SlideLook(
+        zoom=float(zoom) if _number(zoom) else 1.0, transition=slidev_transition(frontmatter.get("transition"))
+    )
 
 
 #: The serif stack ``fonts.serif`` goes before (Slidev's own fallbacks, in its order).
@@ -139,12 +177,22 @@ def problems(data: dict[str, Any]) -> list[tuple[str, str]]:
     """``(key, message)`` for each value in frontmatter ``data`` that slidegen cannot use."""
     out: list[tuple[str, str]] = []
     if "aspectRatio" in data and aspect(data["aspectRatio"]) is None:
-        out.append(("aspectRatio", f"aspectRatio {data['aspectRatio']!r} is not 16/9 or 4/3, the ratios every "
-                                   "output (HTML, PPTX, PDF, PNG) draws"))
+        out.append(
+            (
+                "aspectRatio",
+                f"aspectRatio {data['aspectRatio']!r} is not 16/9 or 4/3, the ratios every "
+                "output (HTML, PPTX, PDF, PNG) draws",
+            )
+        )
     width = data.get("canvasWidth")
     if "canvasWidth" in data and not (_number(width) and 320 <= width <= 7680):
-        out.append(("canvasWidth", f"canvasWidth {width!r} is not a width in pixels from 320 to 7680 "
-                                   f"(slidegen's default is {theme.WIDTH_PX})"))
+        out.append(
+            (
+                "canvasWidth",
+                f"canvasWidth {width!r} is not a width in pixels from 320 to 7680 "
+                f"(slidegen's default is {theme.WIDTH_PX})",
+            )
+        )
     if "colorSchema" in data and data["colorSchema"] not in COLOR_SCHEMAS:
         out.append(("colorSchema", f"colorSchema {data['colorSchema']!r} is not one of " + ", ".join(COLOR_SCHEMAS)))
     if "titleTemplate" in data and not isinstance(data["titleTemplate"], str):
@@ -172,9 +220,14 @@ def _font_problems(fonts: object) -> list[tuple[str, str]]:
         if key not in FONT_KEYS:
             out.append(("fonts", f"fonts key '{key}' is not one of Slidev's: " + ", ".join(sorted(FONT_KEYS))))
         elif key in ("sans", "serif", "mono", "local") and not (
-                isinstance(value, str) and all(_FAMILY.fullmatch(name) for name in families(value))):
-            out.append(("fonts", f"fonts.{key} must be font family names (letters, digits, spaces, - and _), "
-                                 "separated by commas"))
+            isinstance(value, str) and all(_FAMILY.fullmatch(name) for name in families(value))
+        ):
+            out.append(
+                (
+                    "fonts",
+                    f"fonts.{key} must be font family names (letters, digits, spaces, - and _), separated by commas",
+                )
+            )
         elif key in ("fallbacks", "italic") and not isinstance(value, bool):
             out.append(("fonts", f"fonts.{key} must be true or false"))
     return out
@@ -188,17 +241,23 @@ def font_warnings(fonts: object) -> list[str]:
     out = []
     provider = fonts.get("provider")
     if provider not in (None, "none"):
-        out.append(f"fonts.provider '{provider}' is not used: slidegen never loads web fonts, only fonts "
-                   "installed on the machine that shows the deck")
+        out.append(
+            f"fonts.provider '{provider}' is not used: slidegen never loads web fonts, only fonts "
+            "installed on the machine that shows the deck"
+        )
     for key in ("weights", "italic"):
         if key in fonts:
-            out.append(f"fonts.{key} is not used: it says which styles of a web font Slidev downloads; slidegen "
-                       "uses the installed font's own weights and italics")
+            out.append(
+                f"fonts.{key} is not used: it says which styles of a web font Slidev downloads; slidegen "
+                "uses the installed font's own weights and italics"
+            )
     for key in ("sans", "serif", "mono"):
         fetched = [name for name in families(fonts.get(key)) if name.lower() not in local]
         if fetched and provider != "none":
-            out.append(f"fonts.{key}: {', '.join(fetched)} would come from a web font service in Slidev; slidegen "
-                       "shows it only where it is installed (list it in fonts.local to say so)")
+            out.append(
+                f"fonts.{key}: {', '.join(fetched)} would come from a web font service in Slidev; slidegen "
+                "shows it only where it is installed (list it in fonts.local to say so)"
+            )
     return out
 
 
@@ -210,12 +269,23 @@ def pptx_font_warnings(where: str, line: int, fonts: object) -> list[Diagnostic]
     local = {name.lower() for name in families(fonts.get("local"))}
     look = deck_settings({"fonts": fonts})
     named = [(key, name) for key, name in (("sans", look.pptx_sans), ("mono", look.pptx_mono)) if name]
-    missing = [f"fonts.{key} {name}" for key, name in named if name.lower() not in EVERYWHERE
-               and (name.lower() in local or fonts.get("provider") == "none")]
+    missing = [
+        f"fonts.{key} {name}"
+        for key, name in named
+        if name.lower() not in EVERYWHERE and (name.lower() in local or fonts.get("provider") == "none")
+    ]
     if not missing:
         return []
-    return [Diagnostic(where, line, 1, f"PowerPoint cannot embed fonts: the PPTX shows {' and '.join(missing)} only "
-                       "on a machine that has it installed, and its default font elsewhere", "warning")]
+    return [
+        Diagnostic(
+            where,
+            line,
+            1,
+            f"PowerPoint cannot embed fonts: the PPTX shows {' and '.join(missing)} only "
+            "on a machine that has it installed, and its default font elsewhere",
+            "warning",
+        )
+    ]
 
 
 def families(value: object) -> list[str]:
@@ -233,8 +303,9 @@ def deck_settings(headmatter: dict[str, Any]) -> DeckSettings:
     schema = headmatter.get("colorSchema")
     template = headmatter.get("titleTemplate")
     numbers = headmatter.get("lineNumbers")
-    sans, serif, mono = ([name for name in families(fonts.get(key)) if _FAMILY.fullmatch(name)]
-                         for key in ("sans", "serif", "mono"))
+    sans, serif, mono = (
+        [name for name in families(fonts.get(key)) if _FAMILY.fullmatch(name)] for key in ("sans", "serif", "mono")
+    )
     return DeckSettings(
         aspect=aspect(headmatter.get("aspectRatio")) or (16, 9),
         canvas_width=int(width) if _number(width) and 320 <= width <= 7680 else theme.WIDTH_PX,

@@ -64,8 +64,10 @@ OPTIONAL = ("mermaid/dist/mermaid.min.js", "mermaid/package.json", "mermaid/LICE
 #: Where an installed slidegen keeps the files of :data:`BUNDLED`, laid out as node_modules is.
 BUNDLED_DIR = Path(__file__).resolve().parents[1] / "_vendor" / "node_modules"
 
-_NODE_MODULES_HINT = ("reveal.js not found: run `npm ci` (or `make setup`) in the project, "
-                      "or install slidegen from a wheel, which carries it")
+_NODE_MODULES_HINT = (
+    "reveal.js not found: run `npm ci` (or `make setup`) in the project, "
+    "or install slidegen from a wheel, which carries it"
+)
 
 
 class AssetsMissing(UsageError):
@@ -182,10 +184,13 @@ def copy_runs(runs: Mapping[str, Path], out_dir: Path) -> list[str]:
         try:
             json.loads(record)
         except ValueError as error:
-            raise SlidegenError(path, 1, 1, f"run record is not JSON ({error}); `slidegen run {run} --force` "
-                                "records it again") from None
-        data = ("window.SLIDEGEN_RUNS = window.SLIDEGEN_RUNS || {};\n"
-                f"window.SLIDEGEN_RUNS[{json.dumps(run)}] = {record.strip()};\n").encode()
+            raise SlidegenError(
+                path, 1, 1, f"run record is not JSON ({error}); `slidegen run {run} --force` records it again"
+            ) from None
+        data = (
+            "window.SLIDEGEN_RUNS = window.SLIDEGEN_RUNS || {};\n"
+            f"window.SLIDEGEN_RUNS[{json.dumps(run)}] = {record.strip()};\n"
+        ).encode()
         name = f"{run}-{hashlib.sha256(data).hexdigest()[:12]}.js"
         sync(Path(out_dir) / MEDIA_DIR / "runs" / name, data)
         urls.append(f"{MEDIA_DIR}/runs/{quote(name)}")

@@ -52,8 +52,18 @@ _DEFINE_RE = re.compile(r"""customElements\s*\.\s*define\s*\(\s*(["'`])([^"'`]*)
 _ATTR_RE = re.compile(r"""([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
 #: A valid custom element name (lower case, a hyphen, not one of the names HTML reserves).
 _NAME_RE = re.compile(r"[a-z][a-z0-9._]*-[a-z0-9._-]*")
-_RESERVED = frozenset({"annotation-xml", "color-profile", "font-face", "font-face-src", "font-face-uri",
-                       "font-face-format", "font-face-name", "missing-glyph"})
+_RESERVED = frozenset(
+    {
+        "annotation-xml",
+        "color-profile",
+        "font-face",
+        "font-face-src",
+        "font-face-uri",
+        "font-face-format",
+        "font-face-name",
+        "missing-glyph",
+    }
+)
 
 
 def is_custom_tag(tag: str) -> bool:
@@ -105,8 +115,15 @@ def file_problems(components: Mapping[str, Component], root: Path) -> list[Diagn
     for c in components.values():
         rel = f"{COMPONENTS_DIR}/{c.script.name}"
         if not c.defines:
-            out.append(Diagnostic(rel, 1, 1, f"{rel} defines no custom element: write "
-                                  f'customElements.define("{c.name}", class extends HTMLElement {{...}})'))
+            out.append(
+                Diagnostic(
+                    rel,
+                    1,
+                    1,
+                    f"{rel} defines no custom element: write "
+                    f'customElements.define("{c.name}", class extends HTMLElement {{...}})',
+                )
+            )
             continue
         text = c.script.read_text(encoding="utf-8", errors="replace")
         for tag in c.defines:
@@ -114,11 +131,21 @@ def file_problems(components: Mapping[str, Component], root: Path) -> list[Diagn
             line = text.count("\n", 0, at) + 1
             col = at - text.rfind("\n", 0, at)
             if not is_custom_tag(tag):
-                out.append(Diagnostic(rel, line, col, f"'{tag}' is not a valid custom element name "
-                                      "(lower case, with a hyphen)"))
+                out.append(
+                    Diagnostic(
+                        rel, line, col, f"'{tag}' is not a valid custom element name (lower case, with a hyphen)"
+                    )
+                )
             elif tag != c.name:
-                out.append(Diagnostic(rel, line, col, f"{rel} defines <{tag}>: a component file defines the "
-                                      f"element it is named after, <{c.name}> (rename the file or the tag)"))
+                out.append(
+                    Diagnostic(
+                        rel,
+                        line,
+                        col,
+                        f"{rel} defines <{tag}>: a component file defines the "
+                        f"element it is named after, <{c.name}> (rename the file or the tag)",
+                    )
+                )
     return out
 
 
@@ -245,16 +272,32 @@ def deck_problems(deck: Deck, components: Mapping[str, Component], rel: str | No
             close = difflib.get_close_matches(inst.tag, list(tags), n=1, cutoff=0.6)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             defined = ", ".join(sorted(tags)) or "none"
-            out.append(Diagnostic(where, inst.line, 1, f"<{inst.tag}> is not defined by any file in "
-                                  f"{COMPONENTS_DIR}/{hint}; components defined: {defined}"))
+            out.append(
+                Diagnostic(
+                    where,
+                    inst.line,
+                    1,
+                    f"<{inst.tag}> is not defined by any file in "
+                    f"{COMPONENTS_DIR}/{hint}; components defined: {defined}",
+                )
+            )
             continue
         if not (inst.attr("alt") or "").strip():
-            out.append(Diagnostic(where, inst.line, 1, f"<{inst.tag}> needs an alt attribute: the text of its "
-                                  "picture in PowerPoint and PDF"))
+            out.append(
+                Diagnostic(
+                    where,
+                    inst.line,
+                    1,
+                    f"<{inst.tag}> needs an alt attribute: the text of its picture in PowerPoint and PDF",
+                )
+            )
         fallback = inst.attr("fallback")
         if fallback is not None and not fallback.startswith("fig:"):
-            out.append(Diagnostic(where, inst.line, 1, f"<{inst.tag}> fallback='{fallback}' must name a figure: "
-                                  'fallback="fig:NAME"'))
+            out.append(
+                Diagnostic(
+                    where, inst.line, 1, f"<{inst.tag}> fallback='{fallback}' must name a figure: fallback=\"fig:NAME\""
+                )
+            )
     return out
 
 
@@ -282,6 +325,5 @@ def run_problem(run: str, runs_dir: Path) -> str | None:
     if not RUN_ID_RE.fullmatch(run):
         return f"run='{run}' must name an experiment, like run=\"ch01.default\""
     if not (runs_dir / f"{run}.json").is_file():
-        return (f"run '{run}' has no record (looked for {runs_dir / (run + '.json')}); "
-                f"`slidegen run {run}` records it")
+        return f"run '{run}' has no record (looked for {runs_dir / (run + '.json')}); `slidegen run {run}` records it"
     return None

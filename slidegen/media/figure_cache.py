@@ -30,11 +30,19 @@ def code_digest(project: Project) -> str:
     """What the registry is made from: every Python file of the figure packages (by bytes), where the project
     is, the layout naming them and slidegen's own files."""
     root = project.root
-    files = sorted(path for package in project.layout.figure_packages
-                   for path in (root / package).rglob("*.py") if "__pycache__" not in path.parts)
-    payload = {"format": CACHE_FORMAT, "root": str(root.resolve()), "layout": repr(project.layout),
-               "slidegen": digests.package_digest(),
-               "files": {path.relative_to(root).as_posix(): digests.digest(path.read_bytes()) for path in files}}
+    files = sorted(
+        path
+        for package in project.layout.figure_packages
+        for path in (root / package).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+    payload = {
+        "format": CACHE_FORMAT,
+        "root": str(root.resolve()),
+        "layout": repr(project.layout),
+        "slidegen": digests.package_digest(),
+        "files": {path.relative_to(root).as_posix(): digests.digest(path.read_bytes()) for path in files},
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -53,8 +61,13 @@ def cached_figures(project: Project, cache_dir: Path) -> dict[str, FigureInfo]:
 
 
 def _plain(info: FigureInfo) -> dict[str, Any]:
-    return {"name": info.name, "path": str(info.path), "line": info.line,
-            "runs": None if info.runs is None else list(info.runs), "code": info.code}
+    return {
+        "name": info.name,
+        "path": str(info.path),
+        "line": info.line,
+        "runs": None if info.runs is None else list(info.runs),
+        "code": info.code,
+    }
 
 
 def _load(path: Path, key: str) -> dict[str, FigureInfo] | None:
@@ -62,10 +75,16 @@ def _load(path: Path, key: str) -> dict[str, FigureInfo] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("key") != key:
             return None
-        return {name: FigureInfo(str(f["name"]), Path(f["path"]), int(f["line"]),
-                                 None if f["runs"] is None else tuple(str(r) for r in f["runs"]),
-                                 {str(k): str(v) for k, v in f["code"].items()})
-                for name, f in data["figures"].items()}
+        return {
+            name: FigureInfo(
+                str(f["name"]),
+                Path(f["path"]),
+                int(f["line"]),
+                None if f["runs"] is None else tuple(str(r) for r in f["runs"]),
+                {str(k): str(v) for k, v in f["code"].items()},
+            )
+            for name, f in data["figures"].items()
+        }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -73,8 +92,9 @@ def _load(path: Path, key: str) -> dict[str, FigureInfo] | None:
 class CachedFigureRenderer(FigureRenderer):
     """A :class:`FigureRenderer` whose registry comes from :func:`cached_figures` (figures are drawn as before)."""
 
-    def __init__(self, project: Project, runs_dir: Path | None = None, out_dir: Path | None = None,
-                 cache_dir: Path | None = None) -> None:
+    def __init__(
+        self, project: Project, runs_dir: Path | None = None, out_dir: Path | None = None, cache_dir: Path | None = None
+    ) -> None:
         super().__init__(project, runs_dir, out_dir)
         self.cache_dir = cache_dir or project.build_dir / "cache"
         self._cached: dict[str, FigureInfo] | None = None

@@ -240,8 +240,9 @@ class FigureRenderer:
         chapter = info.name.split(".", 1)[0]
         return tuple(sorted(p.stem for p in self.runs_dir.glob(f"{chapter}.*.json")))
 
-    def _draw(self, info: FigureInfo, ids: tuple[str, ...], svg: Path, png: Path,
-              box: figbox.Box | None = None) -> None:
+    def _draw(
+        self, info: FigureInfo, ids: tuple[str, ...], svg: Path, png: Path, box: figbox.Box | None = None
+    ) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
@@ -302,8 +303,12 @@ def _facts(fig: Any, box: figbox.Box | None) -> dict[str, Any]:
             continue  # outside the figure: never drawn (a tick label beyond the axis' limits)
         sizes.append(float(text.get_fontsize()))
     width, height = (float(v) for v in fig.get_size_inches())
-    return {"width_in": round(width, 4), "height_in": round(height, 4), "smallest_pt": min(sizes, default=0.0),
-            "box": None if box is None else [box.w, box.h]}
+    return {
+        "width_in": round(width, 4),
+        "height_in": round(height, 4),
+        "smallest_pt": min(sizes, default=0.0),
+        "box": None if box is None else [box.w, box.h],
+    }
 
 
 def picture_facts(path: Path) -> dict[str, Any] | None:
@@ -322,8 +327,8 @@ def picture_facts(path: Path) -> dict[str, Any] | None:
         at = data.find(marker)
         text = None
         if at >= 0:
-            length = int.from_bytes(data[at - 8:at - 4], "big")
-            text = data[at + len(marker):at + length].decode("latin-1")
+            length = int.from_bytes(data[at - 8 : at - 4], "big")
+            text = data[at + len(marker) : at + length].decode("latin-1")
     try:
         return json.loads(text) if text else None
     except ValueError:

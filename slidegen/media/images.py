@@ -126,7 +126,9 @@ def resolve_picture(deck: Deck, src: str, line: int, allowed: Path, where: Path 
     raster = path if path.suffix.lower() in RASTER else path.with_suffix(".png")
     if not raster.is_file():
         raise SlidegenError(
-            where, line, 1,
+            where,
+            line,
+            1,
             f"image '{src}' has no raster twin for PowerPoint: add {raster.name} beside it",
         )
     if raster != path:  # the twin may be a link of its own: it too must lead to a readable file in the project
@@ -159,5 +161,10 @@ def _check_format(deck: Deck, line: int, src: str, path: Path, where: Path | Non
     else:
         ok = b"<svg" in head.lower()
     if not ok:
-        raise SlidegenError(where or deck.path, line, 1, f"image '{src}' ({path.name}) does not hold a "
-                            f"{ext.lstrip('.').upper()} picture; its bytes are not what its extension says")
+        raise SlidegenError(
+            where or deck.path,
+            line,
+            1,
+            f"image '{src}' ({path.name}) does not hold a "
+            f"{ext.lstrip('.').upper()} picture; its bytes are not what its extension says",
+        )

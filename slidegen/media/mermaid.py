@@ -23,8 +23,7 @@ def script_path() -> Path:
     """``node_modules/mermaid/dist/mermaid.min.js``; :class:`AssetsMissing` says how to install it."""
     path = find_node_modules() / "mermaid" / "dist" / SCRIPT
     if not path.is_file():
-        raise AssetsMissing("Mermaid not found: run `npm ci` (or `make setup`) to install the packages "
-                            "of package.json")
+        raise AssetsMissing("Mermaid not found: run `npm ci` (or `make setup`) to install the packages of package.json")
     return path
 
 

@@ -68,8 +68,12 @@ class BuildOptions:
     """Worker processes for HTML and PowerPoint (0: one per core)."""
 
 
-def build(project: Project, paths: Sequence[Path] | None = None, options: BuildOptions = BuildOptions(),
-          progress: Callable[[str, str], None] | None = None) -> BuildReport:
+def build(
+    project: Project,
+    paths: Sequence[Path] | None = None,
+    options: BuildOptions = BuildOptions(),
+    progress: Callable[[str, str], None] | None = None,
+) -> BuildReport:
     """Build ``paths`` (default: every deck) as ``options`` say.
 
     Only outputs whose inputs changed since the last build into the output folder are written (the
@@ -91,22 +95,34 @@ def build(project: Project, paths: Sequence[Path] | None = None, options: BuildO
     return _build(project, paths, options, progress)
 
 
-def _build(project: Project, paths: Sequence[Path] | None, options: BuildOptions,
-           progress: Callable[[str, str], None] | None) -> BuildReport:
+def _build(
+    project: Project, paths: Sequence[Path] | None, options: BuildOptions, progress: Callable[[str, str], None] | None
+) -> BuildReport:
     formats, notes, scale, with_clicks = options.formats, options.notes, options.scale, options.with_clicks
     single_file, animate, force, jobs = options.single_file, options.animate, options.force, options.jobs
     out = options.out or project.build_dir
     browsed = "pdf" in formats or "png" in formats
-    if browsed:
-        from slidegen.write import pdf, png
     html_dir = options.html_dir or out / "html"
     targets = list(paths) if paths else project.deck_paths()
     report = BuildReport()
     if not paths:  # a deck file no build can read: its error, and the other decks built
-        report.diagnostics += [Diagnostic(f"{display_path(p.parent)}/{p.name}", 1, 1, f"cannot read the deck: {why}")
-                               for p, why in project.unusable_decks()]
-    todo = incremental.Todo.make(project, targets, tuple(formats), out, html_dir, notes, scale, force,
-                                 with_clicks=with_clicks, animate=animate, single_file=single_file)
+        report.diagnostics += [
+            Diagnostic(f"{display_path(p.parent)}/{p.name}", 1, 1, f"cannot read the deck: {why}")
+            for p, why in project.unusable_decks()
+        ]
+    todo = incremental.Todo.make(
+        project,
+        targets,
+        tuple(formats),
+        out,
+        html_dir,
+        notes,
+        scale,
+        force,
+        with_clicks=with_clicks,
+        animate=animate,
+        single_file=single_file,
+    )
     every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
     todo.entries_from(every)
     todo.inputs.rows()  # read once for the plan; says why staleness could not be told, if it could not
@@ -137,35 +153,18 @@ def _build(project: Project, paths: Sequence[Path] | None, options: BuildOptions
 
         html.copy_assets(html_dir, components=sorted(used.values()), mermaid=diagrams)
     if single_file:
-        report.diagnostics.extend(_single_files([(b.path, final) for b in built for flavor, final in b.written
-                                                 if flavor == "html"]))
-    if "pdf" in formats and printable:
-        def printed(deck: Deck) -> None:
-            if progress is not None:
-                progress(display_path(deck.path), "pdf")
-
-        written_pdf, problems = pdf.print_decks(printable, out / "pdf", on_printed=printed, with_clicks=with_clicks)
-        report.written.extend(written_pdf)
-        report.diagnostics.extend(problems)
-        todo.printed("pdf", written_pdf, problems)
-        if notes:
-            written_pdf, problems = pdf.print_decks(printable, out / "pdf", notes=True, suffix=".notes.pdf")
-            report.written.extend(written_pdf)
-            report.diagnostics.extend(p for p in problems if p not in report.diagnostics)
-            todo.printed("pdf", written_pdf, problems)
-    if "png" in formats and printable:
-        written_png, problems = png.snapshot_decks(printable, out / "png", scale, with_clicks)
-        report.written.extend(written_png)
-        report.diagnostics.extend(problems)
-        todo.printed("png", written_png, problems)
+        report.diagnostics.extend(
+            _single_files([(b.path, final) for b in built for flavor, final in b.written if flavor == "html"])
+        )
+    if printable:
+        _print(printable, options, out, report, todo, progress)
     if "html" in formats and (page is not None or built):  # last: it links the PPTX and PDF written above
         from slidegen.write import html
 
         if not built:
             html.copy_assets(html_dir)
         decks = todo.index().decks
-        files = {d.slug: {"pptx": out / "pptx" / f"{d.slug}.pptx", "pdf": out / "pdf" / f"{d.slug}.pdf"}
-                 for d in decks}
+        files = {d.slug: {"pptx": out / "pptx" / f"{d.slug}.pptx", "pdf": out / "pdf" / f"{d.slug}.pdf"} for d in decks}
         # the page the manifest says changed is written; else only when what it shows moved (counts, files)
         index_page = html.write_index(decks, html_dir, project.layout.title, files, changed_only=page is None)
         if index_page is not None:
@@ -174,15 +173,55 @@ def _build(project: Project, paths: Sequence[Path] | None, options: BuildOptions
     return report
 
 
+def _print(
+    printable: Sequence[tuple[Deck, Path]],
+    options: BuildOptions,
+    out: Path,
+    report: BuildReport,
+    todo: incremental.Todo,
+    progress: Callable[[str, str], None] | None,
+) -> None:
+    """PDF and PNG of the decks just written, printed and photographed from their HTML by Chromium."""
+    from slidegen.write import pdf, png
+
+    def printed(deck: Deck) -> None:
+        if progress is not None:
+            progress(display_path(deck.path), "pdf")
+
+    if "pdf" in options.formats:
+        written, problems = pdf.print_decks(printable, out / "pdf", on_printed=printed, with_clicks=options.with_clicks)
+        report.written.extend(written)
+        report.diagnostics.extend(problems)
+        todo.printed("pdf", written, problems)
+        if options.notes:
+            written, problems = pdf.print_decks(printable, out / "pdf", notes=True, suffix=".notes.pdf")
+            report.written.extend(written)
+            report.diagnostics.extend(p for p in problems if p not in report.diagnostics)
+            todo.printed("pdf", written, problems)
+    if "png" in options.formats:
+        written, problems = png.snapshot_decks(printable, out / "png", options.scale, options.with_clicks)
+        report.written.extend(written)
+        report.diagnostics.extend(problems)
+        todo.printed("png", written, problems)
+
+
 def _single_files(pages: Sequence[tuple[Path, Path]]) -> list[Diagnostic]:
     """Make each built page one self-contained file; a warning for each file it names that is not there."""
     from slidegen.write import singlefile
 
     problems: list[Diagnostic] = []
     for source, page in pages:
+
         def warn(url: str, source: Path = source) -> None:
-            problems.append(Diagnostic(display_path(source), 1, 1, f"single file: '{url}' is not in the "
-                                       "build, so the page still loads it from beside it", "warning"))
+            problems.append(
+                Diagnostic(
+                    display_path(source),
+                    1,
+                    1,
+                    f"single file: '{url}' is not in the build, so the page still loads it from beside it",
+                    "warning",
+                )
+            )
 
         singlefile.write_single(page, warn)
     return problems

@@ -66,9 +66,15 @@ class DeckBuilt:
     """The process that wrote it."""
 
 
-def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tuple[str, ...]], settings: BuildSettings,
-                every: BoundDecks, index: DeckIndex,
-                progress: Callable[[str, str], None] | None = None) -> list[DeckBuilt]:
+def build_decks(
+    project: Project,
+    paths: Sequence[Path],
+    formats: dict[Path, tuple[str, ...]],
+    settings: BuildSettings,
+    every: BoundDecks,
+    index: DeckIndex,
+    progress: Callable[[str, str], None] | None = None,
+) -> list[DeckBuilt]:
     """Write each deck of ``paths`` (bound in ``every``) in its ``formats`` under ``settings.out``."""
     out = settings.out
     missing = [p for p in paths if Path(p).resolve() not in every.problems]
@@ -112,13 +118,20 @@ def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tup
             diagnostics.extend(warnings)
             finals = tuple((flavor, landed[staged]) for flavor, staged in written)
             html_page = next((final for flavor, final in finals if flavor == "html"), None)
-            built.append(DeckBuilt(
-                path, finals,
-                tuple(final for flavor, final in finals if flavor != "html" or "html" in settings.formats),
-                tuple(diagnostics), (), _deps(deck, media),
-                (deck, html_page) if html_page is not None and browsed else None,
-                tuple(p for c in used for p in (c.script, c.css) if p is not None), diagrams, entry,
-            ))
+            built.append(
+                DeckBuilt(
+                    path,
+                    finals,
+                    tuple(final for flavor, final in finals if flavor != "html" or "html" in settings.formats),
+                    tuple(diagnostics),
+                    (),
+                    _deps(deck, media),
+                    (deck, html_page) if html_page is not None and browsed else None,
+                    tuple(p for c in used for p in (c.script, c.css) if p is not None),
+                    diagrams,
+                    entry,
+                )
+            )
             if progress is not None:
                 for flavor in deck_formats:
                     if flavor != "pdf":
@@ -126,8 +139,9 @@ def build_decks(project: Project, paths: Sequence[Path], formats: dict[Path, tup
         except SlidegenError as failure:
             built.append(DeckBuilt(path, diagnostics=(*diagnostics, failure.diagnostic), entry=entry))
         except Exception as crash:  # noqa: BLE001 (a bug met on one deck must not stop the others)
-            built.append(DeckBuilt(path, diagnostics=tuple(diagnostics), internal=(internal_error(crash),),
-                                   entry=entry))
+            built.append(
+                DeckBuilt(path, diagnostics=tuple(diagnostics), internal=(internal_error(crash),), entry=entry)
+            )
     return built
 
 
@@ -141,17 +155,27 @@ def _deps(deck: Deck, media: Media) -> manifest.Deps:
     files += media.runs.values()
     for slide in deck.slides:
         for blocks in (slide_blocks(slide), slide.notes_blocks):
-            files += (block.source for block in walk_blocks(blocks)
-                      if isinstance(block, CodeBlock) and block.source is not None)
+            files += (
+                block.source
+                for block in walk_blocks(blocks)
+                if isinstance(block, CodeBlock) and block.source is not None
+            )
     # Markdown files the deck imports (Slidev's `src:`): the files its slides were written in, and the importers
-    imported = sorted({slide.path for slide in deck.slides if slide.path is not None}
-                      | {site.path for site in deck.imports if site.path != deck.path})
+    imported = sorted(
+        {slide.path for slide in deck.slides if slide.path is not None}
+        | {site.path for site in deck.imports if site.path != deck.path}
+    )
     texts = [Path(path).read_text(encoding="utf-8", errors="replace") for path in (deck.path, *imported)]
     return manifest.text_deps("\n".join(texts), tuple(str(Path(f).resolve()) for f in (*files, *imported)))
 
 
-def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, components.Component],
-              project: Project, renderer: FigureRenderer) -> dict[Path, snapshot.DeckPictures]:
+def _pictures(
+    every: BoundDecks,
+    targets: Sequence[Path],
+    found: dict[str, components.Component],
+    project: Project,
+    renderer: FigureRenderer,
+) -> dict[Path, snapshot.DeckPictures]:
     """The PowerPoint pictures of every component and diagram of the decks built, one browser for all."""
     from slidegen.write import snapshot
 
@@ -161,12 +185,14 @@ def _pictures(every: BoundDecks, targets: Sequence[Path], found: dict[str, compo
             decks.append(every.deck(path))
         except SlidegenError:
             continue  # reported when the deck is built
-    return snapshot.build_pictures(decks, found, project.build_dir / "cache" / "pictures", renderer,
-                                   project.runs_dir, project.root)
+    return snapshot.build_pictures(
+        decks, found, project.build_dir / "cache" / "pictures", renderer, project.runs_dir, project.root
+    )
 
 
-def _write_deck(deck: Deck, formats: Sequence[str], context: WriteContext
-                ) -> tuple[list[tuple[str, Path]], list[Diagnostic]]:
+def _write_deck(
+    deck: Deck, formats: Sequence[str], context: WriteContext
+) -> tuple[list[tuple[str, Path]], list[Diagnostic]]:
     """Write ``deck`` in each format through the writer table: the files written (by format) and the warnings.
     PDF and PNG are printed from the HTML, so asking for either writes the HTML."""
     wanted = set(formats) | ({"html"} if {"pdf", "png"} & set(formats) else set())

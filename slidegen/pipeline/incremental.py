@@ -56,20 +56,33 @@ def index_paths(project: Project, targets: Sequence[Path]) -> list[Path]:
     return list(seen.values())
 
 
-def _options(notes: bool, scale: float, with_clicks: bool = False, animate: bool = True,
-             single_file: bool = False) -> dict[str, object]:
+def _options(
+    notes: bool, scale: float, with_clicks: bool = False, animate: bool = True, single_file: bool = False
+) -> dict[str, object]:
     """The build options that change each format's bytes."""
     return {"pdf": [notes, with_clicks], "png": [scale, with_clicks], "pptx": animate, "html": single_file}
 
 
 def _replay(records: Iterable[Record]) -> list[Diagnostic]:
-    return [Diagnostic(path, line, col, message, "warning")
-            for record in records for path, line, col, message in record.warnings]
+    return [
+        Diagnostic(path, line, col, message, "warning")
+        for record in records
+        for path, line, col, message in record.warnings
+    ]
 
 
-def up_to_date(project: Project, targets: Sequence[Path], formats: Sequence[str], out: Path,
-               html_dir: Path | None = None, notes: bool = False, scale: float = 1.5, with_clicks: bool = False,
-               animate: bool = True, single_file: bool = False) -> list[Diagnostic] | None:
+def up_to_date(
+    project: Project,
+    targets: Sequence[Path],
+    formats: Sequence[str],
+    out: Path,
+    html_dir: Path | None = None,
+    notes: bool = False,
+    scale: float = 1.5,
+    with_clicks: bool = False,
+    animate: bool = True,
+    single_file: bool = False,
+) -> list[Diagnostic] | None:
     """The remembered warnings of ``targets`` when nothing of theirs (nor the index page) needs
     writing, else ``None``. Reads file bytes and the manifest only."""
     old = manifest.load(out)
@@ -82,8 +95,9 @@ def up_to_date(project: Project, targets: Sequence[Path], formats: Sequence[str]
         return None
     entries = [(p.stem, old.decks[deck_key(p)].entry) for p in decks]
     if any(flavor in manifest.LINKED_FORMATS for flavor in formats):  # nothing changed: the records know the links
-        plan = manifest.plan(old, inputs, decks, list(targets), tuple(formats), out,
-                             links=manifest.links_digest(entries))
+        plan = manifest.plan(
+            old, inputs, decks, list(targets), tuple(formats), out, links=manifest.links_digest(entries)
+        )
     if plan.stale:
         return None
     if "html" in formats:
@@ -97,8 +111,16 @@ class Todo:
     """What one build does: :meth:`make`, then :meth:`entries_from` the decks parsed, then the writes,
     :meth:`finish`, :meth:`printed` and :meth:`save`."""
 
-    def __init__(self, project: Project, targets: list[Path], formats: tuple[str, ...], out: Path, html_dir: Path,
-                 options: dict[str, object], force: bool) -> None:
+    def __init__(
+        self,
+        project: Project,
+        targets: list[Path],
+        formats: tuple[str, ...],
+        out: Path,
+        html_dir: Path,
+        options: dict[str, object],
+        force: bool,
+    ) -> None:
         self.project = project
         self.targets = targets
         self.formats = formats
@@ -113,16 +135,31 @@ class Todo:
         self.entries: dict[str, DeckEntry] = {}
         self.imported: dict[str, tuple[str, ...]] = {}
         """The files each deck parsed for its index entry was read from (itself and its ``src:`` parts)."""
-        self.records: dict[str, Record] = {key: record for key, record in self.old.decks.items()
-                                           if key in self.plan.sources and self.plan.sources[key] != "-"}
+        self.records: dict[str, Record] = {
+            key: record
+            for key, record in self.old.decks.items()
+            if key in self.plan.sources and self.plan.sources[key] != "-"
+        }
         self.links = ""
 
     @classmethod
-    def make(cls, project: Project, targets: list[Path], formats: tuple[str, ...], out: Path, html_dir: Path,
-             notes: bool = False, scale: float = 1.5, force: bool = False, with_clicks: bool = False,
-             animate: bool = True, single_file: bool = False) -> Todo:
-        return cls(project, targets, formats, out, html_dir, _options(notes, scale, with_clicks, animate, single_file),
-                   force)
+    def make(
+        cls,
+        project: Project,
+        targets: list[Path],
+        formats: tuple[str, ...],
+        out: Path,
+        html_dir: Path,
+        notes: bool = False,
+        scale: float = 1.5,
+        force: bool = False,
+        with_clicks: bool = False,
+        animate: bool = True,
+        single_file: bool = False,
+    ) -> Todo:
+        return cls(
+            project, targets, formats, out, html_dir, _options(notes, scale, with_clicks, animate, single_file), force
+        )
 
     @property
     def to_parse(self) -> list[Path]:
@@ -146,8 +183,9 @@ class Todo:
         if not self.linked:
             return []
         self.links = manifest.links_digest(self._entries())
-        self.plan = manifest.plan(self.old, self.inputs, self.decks, self.targets, self.formats, self.out,
-                                  self.force, self.links)
+        self.plan = manifest.plan(
+            self.old, self.inputs, self.decks, self.targets, self.formats, self.out, self.force, self.links
+        )
         parsed = {deck_key(p) for p in bound.decks}
         return [p for p in self.targets if deck_key(p) in self.plan.stale and deck_key(p) not in parsed]
 
@@ -187,8 +225,14 @@ class Todo:
                 decks.append(self.entries[key])
             elif key in self.records and key not in self.plan.changed:
                 entry = self.records[key].entry
-                decks.append(DeckEntry(path, entry.title, {"chapter": entry.chapter, "summary": entry.summary},
-                                       tuple(SlideEntry(*slide) for slide in entry.slides)))
+                decks.append(
+                    DeckEntry(
+                        path,
+                        entry.title,
+                        {"chapter": entry.chapter, "summary": entry.summary},
+                        tuple(SlideEntry(*slide) for slide in entry.slides),
+                    )
+                )
         return DeckIndex(tuple(decks))
 
     def replayed(self) -> list[Diagnostic]:
@@ -254,8 +298,11 @@ class Todo:
             if record is None or flavor not in record.outputs:
                 continue
             slug = path.stem
-            mine = tuple(manifest.relative(self.out, p) for p in written
-                         if Path(p).parent.name == slug or Path(p).name.startswith(f"{slug}."))
+            mine = tuple(
+                manifest.relative(self.out, p)
+                for p in written
+                if Path(p).parent.name == slug or Path(p).name.startswith(f"{slug}.")
+            )
             done = record.outputs[flavor]
             if not mine:
                 record.outputs.pop(flavor)
@@ -272,5 +319,9 @@ class Todo:
 def _entry(entry: DeckEntry) -> Entry:
     head = entry.headmatter
     summary = head.get("summary", "")
-    return Entry(entry.title, head.get("chapter"), summary if isinstance(summary, str) else str(summary),
-                 tuple((s.number, s.id, s.title, s.line) for s in entry.slides))
+    return Entry(
+        entry.title,
+        head.get("chapter"),
+        summary if isinstance(summary, str) else str(summary),
+        tuple((s.number, s.id, s.title, s.line) for s in entry.slides),
+    )

@@ -50,8 +50,13 @@ def read_decks(paths: Sequence[Path]) -> Decks:
     failed: dict[Path, Diagnostic] = {}
     for path in paths:
         if Path(path).stem == INDEX_PAGE:
-            failed[path] = Diagnostic(display_path(path), 1, 1, f"a deck cannot be named {INDEX_PAGE}.md: its page "
-                                      f"would overwrite the index page {INDEX_PAGE}.html; rename the deck")
+            failed[path] = Diagnostic(
+                display_path(path),
+                1,
+                1,
+                f"a deck cannot be named {INDEX_PAGE}.md: its page "
+                f"would overwrite the index page {INDEX_PAGE}.html; rename the deck",
+            )
             continue
         try:
             parsed[path] = parse_deck(path)
@@ -67,11 +72,17 @@ def project_decks(root: Path) -> Decks:
 
 def index_of(decks: Iterable[Deck]) -> DeckIndex:
     """The index of ``decks``: each one's path, title, headmatter, and its slides' numbers, ids and titles."""
-    return DeckIndex(tuple(
-        DeckEntry(deck.path, deck.title, dict(deck.headmatter),
-                  tuple(SlideEntry(s.index, s.id, s.title, s.line) for s in deck.slides))
-        for deck in decks
-    ))
+    return DeckIndex(
+        tuple(
+            DeckEntry(
+                deck.path,
+                deck.title,
+                dict(deck.headmatter),
+                tuple(SlideEntry(s.index, s.id, s.title, s.line) for s in deck.slides),
+            )
+            for deck in decks
+        )
+    )
 
 
 def citations(decks: Iterable[Deck], root: Path) -> dict[str, list[tuple[str, int]]]:
@@ -96,8 +107,9 @@ def citations_of(root: Path) -> dict[str, list[tuple[str, int]]]:
 
 def slide_finder(decks: Iterable[Deck], root: Path) -> Callable[[str, int], int | None]:
     """``(deck path as the project names it, line) -> slide number`` over ``decks`` (None: not a deck's line)."""
-    starts = {in_project(deck.path, root) or deck.path.as_posix(): [slide.line for slide in deck.slides]
-              for deck in decks}
+    starts = {
+        in_project(deck.path, root) or deck.path.as_posix(): [slide.line for slide in deck.slides] for deck in decks
+    }
 
     def slide_of(path: str, line: int) -> int | None:
         return sum(1 for start in starts.get(path, []) if start <= line) or None

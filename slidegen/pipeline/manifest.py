@@ -144,8 +144,11 @@ def load(out: Path) -> Manifest:
 
 def save(out: Path, manifest: Manifest) -> None:
     """Write ``manifest`` into ``out`` atomically (after the outputs it describes)."""
-    data = {"format": FORMAT, "index": manifest.index,
-            "decks": {key: _plain(record) for key, record in manifest.decks.items()}}
+    data = {
+        "format": FORMAT,
+        "index": manifest.index,
+        "decks": {key: _plain(record) for key, record in manifest.decks.items()},
+    }
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str) + "\n"  # one line: the fast encoder
     # whole or not at all, but not synced to disk: a manifest older than the outputs (lost in a crash)
     # only rebuilds them, and the outputs themselves are synced before it is written
@@ -169,8 +172,13 @@ def _plain(record: Record) -> dict[str, Any]:
     entry, deps = record.entry, record.deps
     return {
         "source": record.source,
-        "deps": {"keys": deps.keys, "figures": deps.figures, "components": deps.components, "files": deps.files,
-                 "cites": deps.cites},
+        "deps": {
+            "keys": deps.keys,
+            "figures": deps.figures,
+            "components": deps.components,
+            "files": deps.files,
+            "cites": deps.cites,
+        },
         "entry": {"title": entry.title, "chapter": entry.chapter, "summary": entry.summary, "slides": entry.slides},
         "outputs": {flavor: {"inputs": o.inputs, "paths": o.paths} for flavor, o in record.outputs.items()},
         "warnings": record.warnings,
@@ -182,16 +190,25 @@ def _record(data: dict[str, Any]) -> Record:
     return Record(
         source=str(data["source"]),
         deps=_deps(data["deps"]),
-        entry=Entry(entry["title"], entry.get("chapter"), entry.get("summary", ""),
-                    tuple((int(n), i, str(t), int(line)) for n, i, t, line in entry["slides"])),
+        entry=Entry(
+            entry["title"],
+            entry.get("chapter"),
+            entry.get("summary", ""),
+            tuple((int(n), i, str(t), int(line)) for n, i, t, line in entry["slides"]),
+        ),
         outputs={flavor: Output(str(o["inputs"]), tuple(o["paths"])) for flavor, o in data["outputs"].items()},
         warnings=tuple((str(p), int(line), int(col), str(m)) for p, line, col, m in data.get("warnings", ())),
     )
 
 
 def _deps(data: dict[str, Any]) -> Deps:
-    return Deps(tuple(data["keys"]), tuple(data["figures"]), tuple(data["components"]), tuple(data["files"]),
-                bool(data["cites"]))
+    return Deps(
+        tuple(data["keys"]),
+        tuple(data["figures"]),
+        tuple(data["components"]),
+        tuple(data["files"]),
+        bool(data["cites"]),
+    )
 
 
 class Inputs:
@@ -227,8 +244,15 @@ class Inputs:
         """slidegen itself: every file of the package (code, templates, theme), the Python and libraries
         it writes with, and the npm packages copied beside the HTML."""
         if self._tool is None:
-            self._tool = _json_digest({"format": FORMAT, "python": sys.version, "package": package_digest(),
-                                       "libraries": _libraries(), "node": self._node()})
+            self._tool = _json_digest(
+                {
+                    "format": FORMAT,
+                    "python": sys.version,
+                    "package": package_digest(),
+                    "libraries": _libraries(),
+                    "node": self._node(),
+                }
+            )
         return self._tool
 
     def _node(self) -> dict[str, str]:
@@ -275,8 +299,12 @@ class Inputs:
         """Every Python file of the packages figures are drawn with (figure modules, style, model code)."""
         if self._figure_code is None:
             root = self.project.root
-            files = sorted(path for package in self.project.layout.figure_packages
-                           for path in (root / package).rglob("*.py") if "__pycache__" not in path.parts)
+            files = sorted(
+                path
+                for package in self.project.layout.figure_packages
+                for path in (root / package).rglob("*.py")
+                if "__pycache__" not in path.parts
+            )
             self._figure_code = _json_digest({path.relative_to(root).as_posix(): self.file(path) for path in files})
         return self._figure_code
 
@@ -308,8 +336,10 @@ class Inputs:
         if deps.cites or any("| cited:" in (rows.get(key) or "") for key in deps.keys):
             payload["library"] = self.library()
         if deps.figures:
-            payload["figures"] = {"code": self.figure_code(),
-                                  "runs": {c: self.runs(c) for c in sorted({n.split(".", 1)[0] for n in deps.figures})}}
+            payload["figures"] = {
+                "code": self.figure_code(),
+                "runs": {c: self.runs(c) for c in sorted({n.split(".", 1)[0] for n in deps.figures})},
+            }
         if flavor in LINKED_FORMATS:
             payload["links"] = links
         if flavor in self.options:
@@ -366,18 +396,31 @@ def source_digest(inputs: Inputs, path: Path, files: tuple[str, ...] = ()) -> st
     return digest("\n".join([inputs.file(path), *(f"{f} {inputs.file(f)}" for f in parts)]).encode("utf-8"))
 
 
-def plan(manifest: Manifest, inputs: Inputs, decks: list[Path], targets: list[Path], formats: tuple[str, ...],
-         out: Path, force: bool = False, links: str | None = None) -> Plan:
+def plan(
+    manifest: Manifest,
+    inputs: Inputs,
+    decks: list[Path],
+    targets: list[Path],
+    formats: tuple[str, ...],
+    out: Path,
+    force: bool = False,
+    links: str | None = None,
+) -> Plan:
     """Which of ``targets`` are out of date in which ``formats``, against ``manifest``.
 
     ``decks`` are every deck of the index (the project's and the targets). ``links`` is the
     :func:`links_digest` of the index when a linked format is asked for; when it is ``None`` a
     linked format is out of date whenever any deck changed.
     """
-    sources = {deck_key(p): source_digest(inputs, p, manifest.decks[deck_key(p)].deps.files
-                                          if deck_key(p) in manifest.decks else ()) for p in decks}
-    changed = frozenset(key for key, source in sources.items()
-                        if key not in manifest.decks or manifest.decks[key].source != source)
+    sources = {
+        deck_key(p): source_digest(
+            inputs, p, manifest.decks[deck_key(p)].deps.files if deck_key(p) in manifest.decks else ()
+        )
+        for p in decks
+    }
+    changed = frozenset(
+        key for key, source in sources.items() if key not in manifest.decks or manifest.decks[key].source != source
+    )
     stale: dict[str, tuple[str, ...]] = {}
     for path in targets:
         key = deck_key(path)

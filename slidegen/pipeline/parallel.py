@@ -47,11 +47,12 @@ def worth_it(decks: int, jobs: int) -> bool:
 def groups(paths: Sequence[Path], jobs: int) -> list[list[Path]]:
     """``paths`` cut into consecutive groups, about :data:`GROUPS_PER_JOB` per process."""
     size = max(1, math.ceil(len(paths) / (jobs * GROUPS_PER_JOB)))
-    return [list(paths[i:i + size]) for i in range(0, len(paths), size)]
+    return [list(paths[i : i + size]) for i in range(0, len(paths), size)]
 
 
-def _work(project: Project, paths: list[Path], formats: dict[Path, tuple[str, ...]],
-          settings: BuildSettings) -> list[DeckBuilt]:
+def _work(
+    project: Project, paths: list[Path], formats: dict[Path, tuple[str, ...]], settings: BuildSettings
+) -> list[DeckBuilt]:
     """One group, in a worker: parse, bind and write its decks (HTML and PowerPoint need no deck index)."""
     from slidegen.deck.nodes import DeckIndex
     from slidegen.pipeline.bound import BoundDecks
@@ -60,9 +61,15 @@ def _work(project: Project, paths: list[Path], formats: dict[Path, tuple[str, ..
     return build_decks(project, paths, formats, settings, BoundDecks({}, {}, DeckIndex()), DeckIndex())
 
 
-def build_parallel(project: Project, paths: Sequence[Path], formats: dict[Path, tuple[str, ...]],
-                   settings: BuildSettings, bound: BoundDecks, jobs: int,
-                   progress: Callable[[str, str], None] | None = None) -> list[DeckBuilt]:
+def build_parallel(
+    project: Project,
+    paths: Sequence[Path],
+    formats: dict[Path, tuple[str, ...]],
+    settings: BuildSettings,
+    bound: BoundDecks,
+    jobs: int,
+    progress: Callable[[str, str], None] | None = None,
+) -> list[DeckBuilt]:
     """Write ``paths`` with ``jobs`` processes (the main one and ``jobs - 1`` workers); results in ``paths`` order."""
     import concurrent.futures as futures  # here: a serial build does not pay for multiprocessing's imports
     import multiprocessing

@@ -16,7 +16,7 @@ STAGE_PREFIX = ".staging-"
 def _remove_stale_stages(out: Path) -> None:
     """Remove the staging folders of builds that are no longer running (killed mid-deck)."""
     for stage in out.glob(f"{STAGE_PREFIX}*"):
-        pid = stage.name[len(STAGE_PREFIX):].split("-", 1)[0]
+        pid = stage.name[len(STAGE_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(stage, ignore_errors=True)
 
@@ -49,8 +49,9 @@ class Stage:
     def land(self, places: dict[str, Path]) -> dict[Path, Path]:
         """Move every staged file to its place (``stage/FORMAT/REST`` -> ``places[FORMAT]/REST``), pictures
         first; map each staged path to where it landed."""
-        staged = sorted((p for p in self.root.rglob("*") if p.is_file()),
-                        key=lambda p: (p.parent.name != MEDIA_DIR, str(p)))
+        staged = sorted(
+            (p for p in self.root.rglob("*") if p.is_file()), key=lambda p: (p.parent.name != MEDIA_DIR, str(p))
+        )
         landed = {}
         for path in staged:
             flavor, *rest = path.relative_to(self.root).parts

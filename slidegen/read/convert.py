@@ -33,9 +33,8 @@ NO_LINES: tuple[int, ...] = (0,)
 #: A CSS length a code block's ``maxHeight`` may be.
 CSS_LENGTH_RE = re.compile(r"\d+(?:\.\d+)?(?:px|em|rem|%|vh|pt)")
 OPTION_RE = re.compile(r"""\s*([A-Za-z]+)\s*:\s*('[^']*'|"[^"]*"|[^,]+?)\s*(?:,|$)""")
-MALFORMED_REF = ("malformed result reference '{}': "
-                 "write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}")
-_SPANS = {"em_open": d.Emph, "strong_open": d.Strong, "s_open": d.Strike, "link_open": d.Link}
+MALFORMED_REF = "malformed result reference '{}': write {{{{ chNN.key }}}} or {{{{ chNN.key | filter }}}}"
+_SPANS: dict[str, type[d.Emph | d.Strong | d.Strike]] = {"em_open": d.Emph, "strong_open": d.Strong, "s_open": d.Strike}
 
 
 #: How deep emphasis, links and strikethrough may nest in one paragraph (every walk of the tree recurses).
@@ -142,8 +141,12 @@ class Converter:
             return self.html_block(token, line)
         if kind == "slot":
             source = self.lines[line - 1]
-            raise self.error(line, source.find("::") + 1, f"slot '{token.content}' must stand alone "
-                             "at the top level of the slide, not inside a list, quote or <v-click>")
+            raise self.error(
+                line,
+                source.find("::") + 1,
+                f"slot '{token.content}' must stand alone "
+                "at the top level of the slide, not inside a list, quote or <v-click>",
+            )
         return None
 
     def paragraph(self, inline: Token, line: int) -> d.Block:
@@ -171,8 +174,7 @@ class Converter:
         visible = [n for n in nodes if not _is_blank(n)]
         if len(visible) == 1 and isinstance(visible[0], d.Image):
             image = visible[0]
-            return d.Figure(image.alt, image.src, image.title, line, image.alt_refs, image.title_refs,
-                            image.target_at)
+            return d.Figure(image.alt, image.src, image.title, line, image.alt_refs, image.title_refs, image.target_at)
         return d.Paragraph(nodes, line)
 
     def math_block(self, token: Token, line: int) -> d.MathBlock:
@@ -183,14 +185,17 @@ class Converter:
         steps_match = MATH_STEPS_RE.match(content)
         if steps_match and "{{" not in steps_match.group(0):
             spec = steps_match.group(1)
-            tex = content[steps_match.end():]
+            tex = content[steps_match.end() :]
             n_lines = len(MATH_LINE_RE.split(tex.strip()))
             try:
                 steps = tuple(_step(part, n_lines) for part in spec.split("|"))
             except ValueError as exc:
                 source = self.lines[line - 1]
-                raise self.error(line, source.find("{") + 1, f"bad math steps '{{{spec}}}': {exc}; "
-                                 "write lines and ranges like {1|3|all}") from None
+                raise self.error(
+                    line,
+                    source.find("{") + 1,
+                    f"bad math steps '{{{spec}}}': {exc}; write lines and ranges like {{1|3|all}}",
+                ) from None
             return replace(self.math_block_tex(tex, line), steps=steps)
         return self.math_block_tex(content, line)
 
@@ -283,17 +288,26 @@ class Converter:
                     steps = tuple(_step(part, code.count("\n") + 1) for part in spec.split("|"))
             except ValueError as exc:
                 if ":" in spec:
-                    raise self.error(line, col, f"bad code block option '{{{spec}}}': {exc}; write options "
-                                     "like {lines:true,startLine:5,maxHeight:'200px',at:2}") from None
-                raise self.error(line, col, f"bad highlight range '{{{spec}}}': {exc}; "
-                                 "write line numbers and ranges like {2-3|5}, {all|2} or {1,4}") from None
+                    raise self.error(
+                        line,
+                        col,
+                        f"bad code block option '{{{spec}}}': {exc}; write options "
+                        "like {lines:true,startLine:5,maxHeight:'200px',at:2}",
+                    ) from None
+                raise self.error(
+                    line,
+                    col,
+                    f"bad highlight range '{{{spec}}}': {exc}; "
+                    "write line numbers and ranges like {2-3|5}, {all|2} or {1,4}",
+                ) from None
             rest = rest[close + 1 :].lstrip()
         return lang, steps, options
 
     # ------------------------------------------------------------------ inlines
 
-    def inlines(self, parent: Token, children: list[Token] | None = None,
-                cell: int | None = None) -> tuple[d.Inline, ...]:
+    def inlines(
+        self, parent: Token, children: list[Token] | None = None, cell: int | None = None
+    ) -> tuple[d.Inline, ...]:
         """Inline nodes of an ``inline`` token (or of some of its children)."""
         kids = (parent.children or []) if children is None else children
         stack: list[tuple[Token | None, list[d.Inline]]] = [(None, [])]
@@ -301,11 +315,15 @@ class Converter:
         for token in kids:
             offset = _text_offset(parent.content, token, cursor)
             cursor = _after(token, offset)
-            if token.type in _SPANS:
+            if token.type in _SPANS or token.type == "link_open":
                 if len(stack) > MAX_INLINE_NESTING:
                     line, col = self.position(parent, offset, cell)
-                    raise self.error(line, col, f"emphasis, links and strikethrough nest more than "
-                                     f"{MAX_INLINE_NESTING} levels deep here; flatten them")
+                    raise self.error(
+                        line,
+                        col,
+                        f"emphasis, links and strikethrough nest more than "
+                        f"{MAX_INLINE_NESTING} levels deep here; flatten them",
+                    )
                 stack.append((token, []))
             elif token.nesting == -1 and len(stack) > 1:
                 while len(stack) > 2 and _is_html(stack[-1][0]):
@@ -323,8 +341,14 @@ class Converter:
             _unwind(stack)
         return _merge_text(stack[0][1])
 
-    def html_tag(self, token: Token, stack: list[tuple[Token | None, list[d.Inline]]], parent: Token,
-                 offset: int, cell: int | None) -> bool:
+    def html_tag(
+        self,
+        token: Token,
+        stack: list[tuple[Token | None, list[d.Inline]]],
+        parent: Token,
+        offset: int,
+        cell: int | None,
+    ) -> bool:
         """Pair inline HTML tags into spans: an opening tag opens one, its closing tag closes it.
 
         Returns ``False`` for what :meth:`inline` handles (comments, ``<br>``, v-click tags, a closing
@@ -340,8 +364,9 @@ class Converter:
                 stack.append((token, []))
             return True
         name = rawhtml.closing(html)
-        depth = next((k for k in range(len(stack) - 1, 0, -1) if not _is_html(stack[k][0])
-                      or _tag_name(stack[k][0]) == name), 0)
+        depth = next(
+            (k for k in range(len(stack) - 1, 0, -1) if not _is_html(stack[k][0]) or _tag_name(stack[k][0]) == name), 0
+        )
         if name is None or depth == 0 or not _is_html(stack[depth][0]):
             return False
         while len(stack) - 1 > depth:
@@ -357,14 +382,14 @@ class Converter:
     def tag_refs(self, html: str, parent: Token, offset: int, cell: int | None, lead: int) -> tuple[d.Ref, ...]:
         """The references in the attributes of the tag ``html`` written at ``offset`` of ``parent``'s content;
         spans shifted by ``lead`` (where the attributes start in the tag)."""
-        return tuple(raw_ref(found, self.position(parent, offset + found.start, cell), lead)
-                     for found in attribute_refs(html))
+        return tuple(
+            raw_ref(found, self.position(parent, offset + found.start, cell), lead) for found in attribute_refs(html)
+        )
 
     def span(self, opener: Token, children: tuple[d.Inline, ...], parent: Token, cell: int | None) -> d.Inline:
         if opener.type == "link_open":
             url = str(opener.attrGet("href") or "")
-            return d.Link(children, url, str(opener.attrGet("title") or ""),
-                          self.target(parent, opener, url, cell))
+            return d.Link(children, url, str(opener.attrGet("title") or ""), self.target(parent, opener, url, cell))
         return _SPANS[opener.type](children)
 
     def target(self, parent: Token, token: Token, url: str, cell: int | None) -> tuple[int, int]:
@@ -407,8 +432,10 @@ class Converter:
         content = token.content
         start = token.meta.get("offset", 0) + len(token.markup)
         lead = len(content) - len(content.lstrip())
-        refs = tuple(raw_ref(found, self.position(parent, start + found.start, cell), lead)
-                     for found in raw_refs(content, "math"))
+        refs = tuple(
+            raw_ref(found, self.position(parent, start + found.start, cell), lead)
+            for found in raw_refs(content, "math")
+        )
         return d.Math(content.strip(), refs)
 
     def image(self, token: Token, parent: Token, cell: int | None) -> d.Image:
@@ -425,8 +452,9 @@ class Converter:
             title_refs.append(raw_ref(found, self.position(parent, at - (1 if found.escaped else 0), cell), 0))
         return d.Image(alt, src, title, alt_refs, tuple(title_refs), self.target(parent, token, src, cell))
 
-    def alt_text(self, children: list[Token], parent: Token, base: int,
-                 cell: int | None) -> tuple[str, tuple[d.Ref, ...]]:
+    def alt_text(
+        self, children: list[Token], parent: Token, base: int, cell: int | None
+    ) -> tuple[str, tuple[d.Ref, ...]]:
         """An image's alt text as written (references kept raw for the binder), and its references.
 
         ``base`` is where the label starts in ``parent.content``: the label's tokens are offset within it.
@@ -437,8 +465,9 @@ class Converter:
             if token.type in ("softbreak", "hardbreak"):
                 parts.append(" ")
             elif token.type == "image":
-                inner, inner_refs = self.alt_text(token.children or [], parent,
-                                                  base + token.meta.get("offset", 0) + 2, cell)
+                inner, inner_refs = self.alt_text(
+                    token.children or [], parent, base + token.meta.get("offset", 0) + 2, cell
+                )
                 at = len("".join(parts))
                 refs += [replace(r, span=(r.span[0] + at, r.span[1] + at)) for r in inner_refs]
                 parts.append(inner)
@@ -449,8 +478,16 @@ class Converter:
                 line, col = self.position(parent, base + token.meta["offset"], cell)
                 if token.meta["key"] is None:
                     raise self.error(line, col, MALFORMED_REF.format(token.content))
-                refs.append(d.Ref(token.meta["key"], token.meta["filters"], line, col,
-                                  span=(at, at + len(token.content)), raw=token.content))
+                refs.append(
+                    d.Ref(
+                        token.meta["key"],
+                        token.meta["filters"],
+                        line,
+                        col,
+                        span=(at, at + len(token.content)),
+                        raw=token.content,
+                    )
+                )
                 parts.append(token.content)
             elif token.nesting == 0:
                 parts.append(token.content)
@@ -464,8 +501,10 @@ class Converter:
 
     def cite(self, token: Token, parent: Token, cell: int | None) -> d.Cite:
         """A citation, each work at the file position of its ``@``."""
-        items = tuple(d.CiteItem(key, locator, prefix, *self.position(parent, at, cell))
-                      for key, locator, prefix, at in token.meta["items"])
+        items = tuple(
+            d.CiteItem(key, locator, prefix, *self.position(parent, at, cell))
+            for key, locator, prefix, at in token.meta["items"]
+        )
         return d.Cite(items, bool(token.meta["in_text"]), *self.position(parent, token.meta["offset"], cell))
 
     def html_inline(self, token: Token, parent: Token, cell: int | None) -> d.Inline | None:
@@ -476,7 +515,7 @@ class Converter:
             return d.LineBreak()
         if CLICK_TAG_RE.fullmatch(html):
             line, col = self.position(parent, max(parent.content.find(html), 0), cell)
-            raise self.error(line, col, _click_tag_problem(parent.content[parent.content.find(html):]))
+            raise self.error(line, col, _click_tag_problem(parent.content[parent.content.find(html) :]))
         return d.Text(html)
 
     def position(self, parent: Token, offset: int, cell: int | None) -> tuple[int, int]:
@@ -625,13 +664,14 @@ def _click_tag_problem(text: str) -> str:
     """What is wrong with a v-click tag the block rule could not pair, and what to do."""
     match = CLICK_TAG_RE.match(text)
     if match and match.group(1):
-        return (f"'</{match.group(2)}>' closes nothing; remove it, or open it with "
-                f"<{match.group(2)}> alone on a line")
+        return f"'</{match.group(2)}>' closes nothing; remove it, or open it with <{match.group(2)}> alone on a line"
     if match:
         name = match.group(2)
         if f"</{name}>" in text:
-            return (f"<{name}> must wrap whole blocks: put <{name}> and </{name}> on lines of "
-                    "their own, or around a whole paragraph")
+            return (
+                f"<{name}> must wrap whole blocks: put <{name}> and </{name}> on lines of "
+                "their own, or around a whole paragraph"
+            )
         return f"unclosed <{name}> opened here; close it with </{name}> alone on a line"
     return "unsupported click tag: write <v-click>, <v-clicks>, <v-after> or <v-click-hide>"
 
@@ -712,8 +752,12 @@ def _cell_spans(row: str) -> list[tuple[int, int]]:
 
 
 #: The attributes each click tag takes (Slidev's props), beyond which a tag is an error.
-CLICK_ATTRS = {"v-click": {"at", "hide", "fade"}, "v-after": {"at", "hide", "fade"}, "v-click-hide": {"at", "fade"},
-               "v-clicks": {"at", "hide", "fade", "depth", "every"}}
+CLICK_ATTRS = {
+    "v-click": {"at", "hide", "fade"},
+    "v-after": {"at", "hide", "fade"},
+    "v-click-hide": {"at", "fade"},
+    "v-clicks": {"at", "hide", "fade", "depth", "every"},
+}
 ATTR_RE = re.compile(r"""([A-Za-z_:][\w:.-]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
 
 
@@ -735,7 +779,7 @@ def click_options(name: str, attrs: str) -> dict[str, Any]:
     for key in ("depth", "every"):
         if key in found:
             if not found[key].isdigit() or int(found[key]) < 1:
-                raise ValueError(f"{key}=\"{found[key]}\" is not a whole number from 1")
+                raise ValueError(f'{key}="{found[key]}" is not a whole number from 1')
             options[key] = int(found[key])
     return options
 
@@ -797,5 +841,8 @@ def attribute_refs(html: str) -> list[RawRef]:
     References in the text between tags are left alone: raw HTML is the author's, as written.
     """
     tags = [(m.start(), m.end()) for m in rawhtml.OPEN_RE.finditer(html)]
-    return [ref for ref in raw_refs(html) if not ref.escaped
-            and any(start <= ref.start and ref.end <= end for start, end in tags)]
+    return [
+        ref
+        for ref in raw_refs(html)
+        if not ref.escaped and any(start <= ref.start and ref.end <= end for start, end in tags)
+    ]

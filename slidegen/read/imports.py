@@ -73,8 +73,9 @@ def pick(total: int, wanted: str) -> list[int]:
     for part in re.split(r"[,;]", wanted):
         match = _RANGE_PART.fullmatch(part.strip())
         if not match:
-            raise ImportProblem(f"src: range part '{part.strip()}' is not a slide number or range "
-                                "(write e.g. #2, #2-4, #3- or #1,5-7)")
+            raise ImportProblem(
+                f"src: range part '{part.strip()}' is not a slide number or range (write e.g. #2, #2-4, #3- or #1,5-7)"
+            )
         start = int(match[1])
         end = total if match[2] == "" else int(match[2]) if match[2] else start
         if start < 1 or start > end:

@@ -213,8 +213,11 @@ def _defaults(path: Path, head: _Front) -> dict[str, Any]:
     """The headmatter's ``defaults:``, frontmatter every slide starts from."""
     value = head.data.get("defaults", {})
     if not isinstance(value, dict):
-        raise SlidegenError(path, *head.where("defaults"), "defaults: must be a mapping of frontmatter keys "
-                            "every slide starts from, e.g. defaults: {layout: center}")
+        raise SlidegenError(
+            path,
+            *head.where("defaults"),
+            "defaults: must be a mapping of frontmatter keys every slide starts from, e.g. defaults: {layout: center}",
+        )
     return {str(k): v for k, v in value.items()}
 
 
@@ -235,7 +238,7 @@ def _expand(build: _Build, source: _Source, part: _Part, inherit: _Inherit, chai
     except imports.ImportProblem as problem:
         raise SlidegenError(source.path, line, col, str(problem)) from None
     if found.path in chain:
-        cycle = " -> ".join(p.name for p in (*chain[chain.index(found.path):], found.path))
+        cycle = " -> ".join(p.name for p in (*chain[chain.index(found.path) :], found.path))
         raise SlidegenError(source.path, line, col, f"src: imports form a cycle ({cycle}); remove one of them")
     if len(chain) > MAX_IMPORT_DEPTH:
         raise SlidegenError(source.path, line, col, f"src: imports nest more than {MAX_IMPORT_DEPTH} files deep")
@@ -248,8 +251,13 @@ def _expand(build: _Build, source: _Source, part: _Part, inherit: _Inherit, chai
     except imports.ImportProblem as problem:
         raise SlidegenError(source.path, line, col, str(problem)) from None
     if len(build.slides) + len(numbers) > MAX_IMPORTED_SLIDES:
-        raise SlidegenError(source.path, line, col, f"src: imports bring the deck past {MAX_IMPORTED_SLIDES:,} "
-                            "slides; import fewer (a file imported twice brings its slides twice)")
+        raise SlidegenError(
+            source.path,
+            line,
+            col,
+            f"src: imports bring the deck past {MAX_IMPORTED_SLIDES:,} "
+            "slides; import fewer (a file imported twice brings its slides twice)",
+        )
     build.sites.append(d.ImportSite(source.path, line, dict(front.data), at))
     own = {k: v for k, v in front.data.items() if k != "src"}
     refs = _frontmatter_refs(source.lines, own, at)
@@ -298,12 +306,10 @@ def _split(path: Path, lines: list[str]) -> list[_Part]:
         i += 1
     if fence:
         col = lines[fence[1]].find(fence[0]) + 1
-        raise SlidegenError(path, fence[1] + 1, col,
-                            f"unclosed code fence opened here; close it with {fence[0]}")
+        raise SlidegenError(path, fence[1] + 1, col, f"unclosed code fence opened here; close it with {fence[0]}")
     if comment is not None:
         col = _blank_code_spans(lines[comment]).find("<!--") + 1
-        raise SlidegenError(path, comment + 1, max(col, 1),
-                            "unclosed HTML comment opened here; close it with -->")
+        raise SlidegenError(path, comment + 1, max(col, 1), "unclosed HTML comment opened here; close it with -->")
     parts.append(_Part(fm, start, len(lines)))
     return parts
 
@@ -397,25 +403,32 @@ def _load_yaml(path: Path, lines: list[str], first: int, dashed: bool) -> dict[s
         raise SlidegenError(path, first + 1, 1, "frontmatter holds no keys, only comments" + hint)
     if data is not None and not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else "a string" if isinstance(data, str) else type(data).__name__
-        raise SlidegenError(path, first + 1, 1,
-                            f"frontmatter must be a YAML mapping of key: value lines, not {kind}{hint}")
+        raise SlidegenError(
+            path, first + 1, 1, f"frontmatter must be a YAML mapping of key: value lines, not {kind}{hint}"
+        )
     measured = shape(data)
     if measured is None:
         raise SlidegenError(path, first + 1, 1, "frontmatter holds itself (a YAML alias inside its own anchor)")
     if measured[0] > MAX_FRONTMATTER_NESTING:
-        raise SlidegenError(path, first + 1, 1, f"frontmatter nests lists and mappings more than "
-                            f"{MAX_FRONTMATTER_NESTING} levels deep")
+        raise SlidegenError(
+            path, first + 1, 1, f"frontmatter nests lists and mappings more than {MAX_FRONTMATTER_NESTING} levels deep"
+        )
     if measured[1] > MAX_FRONTMATTER_VALUES:
-        raise SlidegenError(path, first + 1, 1, f"frontmatter holds more than {MAX_FRONTMATTER_VALUES:,} values "
-                            "once its YAML aliases are expanded")
+        raise SlidegenError(
+            path,
+            first + 1,
+            1,
+            f"frontmatter holds more than {MAX_FRONTMATTER_VALUES:,} values once its YAML aliases are expanded",
+        )
     return xml_safe_data(data or {})  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------- slides
 
 
-def _slide(source: _Source, own: _Front, body_start: int, end: int, index: int, build: _Build,
-           inherit: _Inherit) -> d.Slide:
+def _slide(
+    source: _Source, own: _Front, body_start: int, end: int, index: int, build: _Build, inherit: _Inherit
+) -> d.Slide:
     path, lines, before = source.path, source.lines, build.slides
     front = _Front({**build.defaults, **own.data, **inherit.above}, own.lines, own.first)
     for key, message in settings.problems(front.data):
@@ -477,8 +490,9 @@ def _split_footnotes(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
     return tokens, []
 
 
-def _frontmatter_refs(lines: list[str], data: dict[str, Any],
-                      at: dict[str, tuple[int, int]]) -> dict[str, tuple[d.Ref, ...]]:
+def _frontmatter_refs(
+    lines: list[str], data: dict[str, Any], at: dict[str, tuple[int, int]]
+) -> dict[str, tuple[d.Ref, ...]]:
     """The references in each top-level string value, located by counting ``{{`` from the value's start."""
     out: dict[str, tuple[d.Ref, ...]] = {}
     for key, value in data.items():
@@ -522,18 +536,21 @@ def _layout(path: Path, front: _Front, index: int) -> str:
         raise SlidegenError(path, line, col, f"unknown layout '{layout}' (known: {known})")
     if spec.image and not front.data.get("image"):
         line, col = front.where("layout")
-        raise SlidegenError(path, line, col, f"layout '{layout}' needs an image: key naming the "
-                            "picture (a path relative to the deck, or fig:NAME)")
+        raise SlidegenError(
+            path,
+            line,
+            col,
+            f"layout '{layout}' needs an image: key naming the picture (a path relative to the deck, or fig:NAME)",
+        )
     if spec.frame and not isinstance(front.data.get("url"), str):
         line, col = front.where("layout")
-        raise SlidegenError(path, line, col, f"layout '{layout}' needs a url: key naming the web page "
-                            "it shows (https://...)")
+        raise SlidegenError(
+            path, line, col, f"layout '{layout}' needs a url: key naming the web page it shows (https://...)"
+        )
     return str(layout)
 
 
-def _slots(
-    conv: Converter, tokens: list[Token], layout: str
-) -> tuple[list[Token], dict[str, list[Token]]]:
+def _slots(conv: Converter, tokens: list[Token], layout: str) -> tuple[list[Token], dict[str, list[Token]]]:
     """Split top-level tokens at ``::name::`` markers: (default slot, named slots).
 
     ``::default::`` switches back to the default slot (Slidev's slot sugar); each slot is named once.
@@ -554,8 +571,11 @@ def _slots(
             named_default, current = True, ""
             continue
         if name not in allowed:
-            takes = "; ".join(f"{spec.name} takes " + ", ".join(f"::{s}::" for s in spec.slot_names)
-                              for spec in LAYOUTS.values() if spec.slot_names)
+            takes = "; ".join(
+                f"{spec.name} takes " + ", ".join(f"::{s}::" for s in spec.slot_names)
+                for spec in LAYOUTS.values()
+                if spec.slot_names
+            )
             raise conv.error(line, col, f"unknown slot '::{name}::' for layout '{layout}' ({takes})")
         if name in groups:
             raise conv.error(line, col, f"slot '::{name}::' appears twice on this slide; keep one")
@@ -603,9 +623,7 @@ def _content(lines: list[str], start: int, end: int, notes: _Notes | None) -> st
     return "\n".join(text)
 
 
-def _title(
-    fm: dict[str, Any], blocks: tuple[d.Block, ...]
-) -> tuple[str, int | None, tuple[d.Inline, ...]]:
+def _title(fm: dict[str, Any], blocks: tuple[d.Block, ...]) -> tuple[str, int | None, tuple[d.Inline, ...]]:
     """(title, index of the title heading in blocks, its inlines).
 
     A frontmatter ``title`` wins; when it equals the first heading's text (a cover slide
@@ -627,10 +645,20 @@ def _slide_id(path: Path, front: _Front, before: list[d.Slide]) -> str | None:
     line, col = front.where("id")
     slide_id = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     if not SLUG_RE.fullmatch(slide_id):
-        raise SlidegenError(path, line, col, f"slide id '{value}' is not a slug: use lowercase "
-                            "letters, digits and '-', starting with a letter or digit (e.g. loss-curve)")
+        raise SlidegenError(
+            path,
+            line,
+            col,
+            f"slide id '{value}' is not a slug: use lowercase "
+            "letters, digits and '-', starting with a letter or digit (e.g. loss-curve)",
+        )
     for other in before:
         if other.id == slide_id:
-            raise SlidegenError(path, line, col, f"duplicate slide id '{slide_id}': slide {other.index} "
-                                f"(line {other.line}) has it already; ids must be unique in a deck")
+            raise SlidegenError(
+                path,
+                line,
+                col,
+                f"duplicate slide id '{slide_id}': slide {other.index} "
+                f"(line {other.line}) has it already; ids must be unique in a deck",
+            )
     return slide_id

@@ -21,8 +21,10 @@ from slidegen import paths
 from slidegen.paths import project_root
 
 #: A region marker in the common comment styles: ``# #region name``, ``// region name``...
-_MARKER = re.compile(r"^\s*(?:#|//|<!--|/\*)\s*#?(?P<end>end)?region\b"
-                     r"[ \t]*(?P<name>[\w.-]*?)[ \t]*(?:-->|\*/)?[ \t]*$")
+_MARKER = re.compile(
+    r"^\s*(?:#|//|<!--|/\*)\s*#?(?P<end>end)?region\b"
+    r"[ \t]*(?P<name>[\w.-]*?)[ \t]*(?:-->|\*/)?[ \t]*$"
+)
 MAX_BYTES = 1_000_000
 
 
@@ -41,8 +43,9 @@ class Snippet:
 def load_snippet(written: str, region: str, deck_path: Path, line: int, col: int) -> Snippet:
     """The code of snippet ``written`` (``@/a/b.py`` or ``b.py``), region ``region`` ("" for all), written
     at ``line``, ``col`` of ``deck_path``; a path that names no readable file is a located error there."""
-    path = paths.resolve(paths.SNIPPET, paths.Written(written, Path(deck_path), line, col), deck_path,
-                         project_root(deck_path))
+    path = paths.resolve(
+        paths.SNIPPET, paths.Written(written, Path(deck_path), line, col), deck_path, project_root(deck_path)
+    )
     try:
         if path.stat().st_size > MAX_BYTES:
             raise SnippetError(f"snippet file '{written}' is over {MAX_BYTES:,} bytes; import a region of it")
@@ -58,7 +61,7 @@ def load_snippet(written: str, region: str, deck_path: Path, line: int, col: int
         first, last = part
         if last > len(lines):
             raise SnippetError(f"'{written}#{region}' has {len(lines)} lines, not {last}; name lines within it")
-        lines = lines[first - 1:last]
+        lines = lines[first - 1 : last]
     code = textwrap.dedent("\n".join(lines)).strip("\n")
     return Snippet(code, path.suffix.removeprefix("."), path)
 

@@ -29,9 +29,14 @@ def expand(deck: d.Deck) -> d.Deck:
     if not any(is_toc(b) for s in deck.slides for b in d.walk_blocks(d.slide_blocks(s))):
         return deck
     listed = entries(deck)
-    slides = tuple(replace(s, blocks=_replace(s.blocks, listed),
-                           slots={name: _replace(group, listed) for name, group in s.slots.items()})
-                   for s in deck.slides)
+    slides = tuple(
+        replace(
+            s,
+            blocks=_replace(s.blocks, listed),
+            slots={name: _replace(group, listed) for name, group in s.slots.items()},
+        )
+        for s in deck.slides
+    )
     return replace(deck, slides=slides)
 
 

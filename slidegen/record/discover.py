@@ -181,9 +181,11 @@ def discover(project: Project) -> dict[str, ExperimentInfo]:
                 raise SlidegenError(rel, exp["line"], 1, message)
             static = declared.get(exp["id"])
             if static is None or static.found.function != exp["function"] or static.found.path != rel:
-                message = (f"experiment '{exp['id']}' is registered in a way slidegen cannot read without "
-                           "importing: decorate a top-level function with @experiment(\"ID\", ...), the id a "
-                           "string literal")
+                message = (
+                    f"experiment '{exp['id']}' is registered in a way slidegen cannot read without "
+                    'importing: decorate a top-level function with @experiment("ID", ...), the id a '
+                    "string literal"
+                )
                 raise SlidegenError(rel, exp["line"], 1, message)
             infos[exp["id"]] = ExperimentInfo(
                 id=exp["id"],

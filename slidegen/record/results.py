@@ -190,7 +190,7 @@ class Results(Mapping[str, Result]):
         return cls.parse(text, path)
 
     @classmethod
-    def parse(cls, text: str, path: str | Path = "results/results.md") -> Results:
+    def parse(cls, text: str, path: str | Path = "results/results.md") -> Results:  # noqa: C901 (a check per column)
         """Parse the text of a results.md; ``path`` only names it in errors.
 
         Accepted and rewritten canonically: a leading byte-order mark, CRLF or CR line endings.
@@ -207,8 +207,9 @@ class Results(Mapping[str, Result]):
             if line.startswith("##") and not line.startswith("###"):
                 heading = _HEADING_RE.fullmatch(line)
                 if not heading or not _CHAPTER_RE.fullmatch(heading.group(1)):
-                    raise SlidegenError(path, number, 1,
-                                        "malformed section heading: expected '## CHAPTER' or '## CHAPTER — Title'")
+                    raise SlidegenError(
+                        path, number, 1, "malformed section heading: expected '## CHAPTER' or '## CHAPTER — Title'"
+                    )
                 chapter = heading.group(1)
                 if chapter == RUNS_SECTION:
                     state = "runs-header"
@@ -219,8 +220,12 @@ class Results(Mapping[str, Result]):
                 state = "header"
             elif chapter is None:
                 if line.lstrip().startswith("|"):
-                    raise SlidegenError(path, number, line.index("|") + 1,
-                                        "a table row before the first section: rows go under '## CHAPTER'")
+                    raise SlidegenError(
+                        path,
+                        number,
+                        line.index("|") + 1,
+                        "a table row before the first section: rows go under '## CHAPTER'",
+                    )
                 preamble.append(line)
             elif not line.strip():
                 if state in ("separator", "runs-separator"):
@@ -230,8 +235,9 @@ class Results(Mapping[str, Result]):
                 elif state == "runs-rows":
                     state = "runs-done"
             elif not line.lstrip().startswith("|"):
-                raise SlidegenError(path, number, 1,
-                                    f"unexpected text in section '{chapter}': results sections hold only a table")
+                raise SlidegenError(
+                    path, number, 1, f"unexpected text in section '{chapter}': results sections hold only a table"
+                )
             elif state.startswith("runs"):
                 state = _runs_line(out, line, path, number, state)
             elif state == "header":
@@ -248,7 +254,9 @@ class Results(Mapping[str, Result]):
                 result = _row(line, path, number, chapter)
                 if result.key in first_line:
                     raise SlidegenError(
-                        path, number, _cells(line, path, number)[0][1],
+                        path,
+                        number,
+                        _cells(line, path, number)[0][1],
                         f"duplicate result key '{result.key}' (first at line {first_line[result.key]})",
                     )
                 first_line[result.key] = number
@@ -350,20 +358,24 @@ def _runs_line(out: Results, line: str, path: str | Path, number: int, state: st
     if state == "runs-done":
         raise SlidegenError(path, number, 1, "a second table in section 'runs': one table per section")
     if len(cells) != len(RUN_COLUMNS):
-        raise SlidegenError(path, number, 1, f"row has {len(cells)} cells, expected {len(RUN_COLUMNS)} "
-                            f"({', '.join(RUN_COLUMNS)})")
+        raise SlidegenError(
+            path, number, 1, f"row has {len(cells)} cells, expected {len(RUN_COLUMNS)} ({', '.join(RUN_COLUMNS)})"
+        )
     (experiment, ec), (fingerprint, fc), *versions = cells
     if not KEY_RE.fullmatch(experiment):
         raise SlidegenError(path, number, ec, f"bad experiment id '{experiment}': expected CHAPTER.name")
     if not re.fullmatch(r"[0-9a-f]{6,64}", fingerprint):
         raise SlidegenError(path, number, fc, f"bad fingerprint '{fingerprint}' of '{experiment}': hex digits")
     if experiment in out.runs:
-        raise SlidegenError(path, number, ec, f"duplicate experiment '{experiment}' in section 'runs' "
-                            f"(first at line {out.runs[experiment].line})")
+        raise SlidegenError(
+            path,
+            number,
+            ec,
+            f"duplicate experiment '{experiment}' in section 'runs' (first at line {out.runs[experiment].line})",
+        )
     env = {name: text for name, (text, _) in zip(RUN_COLUMNS[2:], versions, strict=True)}
     out.runs[experiment] = RunEnvironment(experiment, fingerprint, env, number)
     return "runs-rows"
-
 
 
 def _rows_of(results: Iterable[Result] | Mapping[str, Result]) -> Iterable[Result]:
@@ -471,8 +483,9 @@ def _row(line: str, path: str | Path, number: int, chapter: str) -> Result:
         if not re.fullmatch(r"\d+", text) or (len(text) < 20 and int(text) < least):
             raise fail(col, f"{name} '{text}' of '{key}' must be a whole number >= {least}")
         if len(text) >= 20 or int(text) > most:
-            raise fail(col, f"{name} '{text[:20]}{'...' if len(text) > 20 else ''}' of '{key}' is too large: "
-                            f"at most {most}")
+            raise fail(
+                col, f"{name} '{text[:20]}{'...' if len(text) > 20 else ''}' of '{key}' is too large: at most {most}"
+            )
         return int(text)
 
     result = Result(

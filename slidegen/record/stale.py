@@ -90,8 +90,9 @@ def fingerprints_or_problem(project: Project) -> tuple[dict[str, str] | None, Di
         return current_fingerprints(project), None
     except SlidegenError as error:
         found = error.diagnostic
-        return None, Diagnostic(found.path, found.line, found.col,
-                              f"results not checked for staleness: {found.message}", "warning")
+        return None, Diagnostic(
+            found.path, found.line, found.col, f"results not checked for staleness: {found.message}", "warning"
+        )
 
 
 def _key(project: Project, covered: list[str]) -> str:
@@ -102,8 +103,9 @@ def _key(project: Project, covered: list[str]) -> str:
     root = project.root.resolve()
     names = set(covered)
     for package in project.layout.experiment_packages:
-        names.update(p.relative_to(root).as_posix() for p in (root / package).rglob("*.py")
-                     if "__pycache__" not in p.parts)
+        names.update(
+            p.relative_to(root).as_posix() for p in (root / package).rglob("*.py") if "__pycache__" not in p.parts
+        )
     files: dict[str, str] = {}
     for name in sorted(names | {"pyproject.toml"}):
         try:

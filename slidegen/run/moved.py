@@ -28,8 +28,11 @@ def write_cited(project: Project) -> list[Change]:
         return []
     project.results_path.parent.mkdir(parents=True, exist_ok=True)
     results.write(project.results_path)
-    return [Change(key, before.get(key), results.get(key), ()) for key in moved
-            if _number(before.get(key)) != _number(results.get(key))]
+    return [
+        Change(key, before.get(key), results.get(key), ())
+        for key in moved
+        if _number(before.get(key)) != _number(results.get(key))
+    ]
 
 
 def _number(row: Result | None) -> tuple[float, int, float | None, int | None] | None:
@@ -45,6 +48,12 @@ def add_citations(project: Project, changes: list[Change]) -> list[Change]:
     decks = project_decks(project.root).parsed.values()
     cited = citations(decks, project.root)
     slide_of = slide_finder(decks, project.root)
-    return [Change(change.key, change.old, change.new,
-                   tuple((path, line, slide_of(path, line)) for path, line in cited.get(change.key, [])))
-            for change in changes]
+    return [
+        Change(
+            change.key,
+            change.old,
+            change.new,
+            tuple((path, line, slide_of(path, line)) for path, line in cited.get(change.key, [])),
+        )
+        for change in changes
+    ]

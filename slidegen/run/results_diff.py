@@ -64,11 +64,14 @@ def results_diff(root: Path, rev: str = "HEAD") -> list[KeyChange]:
     root = Path(root)
     check = subprocess.run(
         ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-        cwd=root, capture_output=True, text=True,
+        cwd=root,
+        capture_output=True,
+        text=True,
     )
     if check.returncode != 0:
-        raise UsageError(f"unknown revision '{rev}'" if "not a git" not in check.stderr
-                         else f"{root} is not in a git repository")
+        raise UsageError(
+            f"unknown revision '{rev}'" if "not a git" not in check.stderr else f"{root} is not in a git repository"
+        )
     shown = subprocess.run(["git", "show", f"{rev}:./{RESULTS_PATH}"], cwd=root, capture_output=True)
     old = Results.parse(shown.stdout.decode("utf-8"), f"{rev}:{RESULTS_PATH}") if shown.returncode == 0 else Results()
     try:

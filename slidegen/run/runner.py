@@ -193,8 +193,14 @@ def run_experiments(
     try:
         for info in todo:
             future = pool.submit(
-                execute, root, info.module, info.id, quick, bundle,
-                registry=layout.experiment_registry, packages=layout.packages,
+                execute,
+                root,
+                info.module,
+                info.id,
+                quick,
+                bundle,
+                registry=layout.experiment_registry,
+                packages=layout.packages,
             )
             futures[future] = info
         pending = set(futures)

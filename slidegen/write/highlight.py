@@ -64,7 +64,14 @@ def problems(deck: d.Deck) -> list[Diagnostic]:
     for slide in deck.slides:
         for block in d.walk_blocks(d.slide_blocks(slide)):
             if isinstance(block, d.CodeBlock) and block.lang and not highlighted(block.code, block.lang)[1]:
-                out.append(Diagnostic(display_path(deck.slide_path(slide)), block.line, 1,
-                                      f"the '{block.lang}' highlighter failed or took over {TIME_LIMIT:g} s "
-                                      "on this block; it is shown as plain text", "warning"))
+                out.append(
+                    Diagnostic(
+                        display_path(deck.slide_path(slide)),
+                        block.line,
+                        1,
+                        f"the '{block.lang}' highlighter failed or took over {TIME_LIMIT:g} s "
+                        "on this block; it is shown as plain text",
+                        "warning",
+                    )
+                )
     return out

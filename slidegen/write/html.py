@@ -221,8 +221,15 @@ def frame_url(value: object) -> str | None:
 class _Renderer:
     """Turns blocks and inlines into HTML; one instance per slide, counting its fragments."""
 
-    def __init__(self, media_urls: Mapping[str, str], *, clicks: bool = True, scope: str = "",
-                 units: Mapping[object, Timing] | None = None, line_numbers: bool = False) -> None:
+    def __init__(
+        self,
+        media_urls: Mapping[str, str],
+        *,
+        clicks: bool = True,
+        scope: str = "",
+        units: Mapping[object, Timing] | None = None,
+        line_numbers: bool = False,
+    ) -> None:
         self.media_urls = media_urls
         self.clicks = clicks  # False for speaker notes: no fragments, code without steps
         self.fragments = 0
@@ -336,7 +343,8 @@ class _Renderer:
     def diagram(self, node: CodeBlock) -> Markup:
         """A Mermaid fence: its text, which the page's script replaces by the drawn SVG."""
         return Markup('<div class="mermaid-diagram" role="img"><pre class="mermaid-source">{}</pre></div>').format(
-            node.code)
+            node.code
+        )
 
     def math_block(self, node: MathBlock) -> Markup:
         if not (self.clicks and len(node.steps) > 1):
@@ -344,9 +352,11 @@ class _Renderer:
         steps = "|".join(",".join(map(str, s)) for s in node.steps)
         markers = Markup("").join(
             Markup('<span class="fragment custom code-step" data-fragment-index="{}"></span>').format(at - 1)
-            for at in node.clicks)
+            for at in node.clicks
+        )
         return Markup('<div class="math-steps" data-steps="{}">{}<div class="math display">{}</div></div>').format(
-            steps, markers, node.tex)
+            steps, markers, node.tex
+        )
 
     def table(self, node: Table, rows: Sequence[Timing | None] = ()) -> Markup:
         def align(col: int) -> Markup:
@@ -361,12 +371,13 @@ class _Renderer:
                 Markup("").join(
                     Markup("<{0}{1}>{2}</{0}>").format(Markup(tag), align(i), self.inlines(cell))
                     for i, cell in enumerate(cells)
-                )
+                ),
             )
 
         head = Markup("<thead>{}</thead>").format(row(node.header, "th")) if node.header else Markup("")
-        body = Markup("\n").join(row(cells, "td", rows[i] if i < len(rows) else None)
-                                 for i, cells in enumerate(node.rows))
+        body = Markup("\n").join(
+            row(cells, "td", rows[i] if i < len(rows) else None) for i, cells in enumerate(node.rows)
+        )
         return Markup("<table>{}\n<tbody>\n{}\n</tbody></table>").format(head, body)
 
     def figure(self, node: Figure) -> Markup:
@@ -426,8 +437,11 @@ class _Renderer:
             if isinstance(block, (BulletList, OrderedList)):
                 out.append(self.block(block))  # its items find their timings in self.units
             elif isinstance(block, Table) and len(node.blocks) == 1:
-                out.append(self.table(block, rows=[self.units.get(clicks.unit_key((block, i)))
-                                                   for i in range(len(block.rows))]))
+                out.append(
+                    self.table(
+                        block, rows=[self.units.get(clicks.unit_key((block, i))) for i in range(len(block.rows))]
+                    )
+                )
             else:
                 attrs = self.timed(self.units.get(id(block)))
                 out.append(Markup("<div{}>{}</div>").format(attrs, self.block(block)))
@@ -438,7 +452,7 @@ class _Renderer:
     def inlines(self, nodes: Sequence[Inline]) -> Markup:
         return Markup("").join(self.inline(node) for node in nodes)
 
-    def inline(self, node: Inline) -> Markup:
+    def inline(self, node: Inline) -> Markup:  # noqa: C901 (one branch per inline node type)
         match node:
             case Text():
                 return self.text(node)
@@ -527,7 +541,6 @@ class _Renderer:
         title = info.get("label") or node.key
         return Markup('<span class="ref"{} title="{}">{}</span>').format(Markup("").join(attrs), title, node.text)
 
-
     def cite(self, node: Cite) -> Markup:
         """The formatted citation, linking to the references slide, the full references as its tooltip."""
         keys = " ".join(item.key for item in node.items)
@@ -567,8 +580,9 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     if not image_size and image_src and figbox.split(str(image_src))[1]:
         image_size = "scale-down"  # a figure drawn for the half it fills: never shown larger than drawn
     notes, click_notes = _notes(slide, media_urls)
-    classes = " ".join(c for c in (layout_classes(slide.layout, spec),
-                                   frontmatter_classes(slide.frontmatter.get("class")), scope) if c)
+    classes = " ".join(
+        c for c in (layout_classes(slide.layout, spec), frontmatter_classes(slide.frontmatter.get("class")), scope) if c
+    )
     return SlideView(
         id=slide.id,
         classes=classes,
@@ -592,8 +606,9 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
     )
 
 
-def _look(slide: Slide, spec: Layout, found: background.Background | None,
-          media_urls: Mapping[str, str]) -> dict[str, Any]:
+def _look(
+    slide: Slide, spec: Layout, found: background.Background | None, media_urls: Mapping[str, str]
+) -> dict[str, Any]:
     """The SlideView fields of a slide's ``background:``, ``transition:`` and ``zoom:``."""
     color = found.color if found and found.color else background.base_color(spec)
     text = found.text if found and found.color else None
@@ -612,7 +627,6 @@ def _look(slide: Slide, spec: Layout, found: background.Background | None,
     }
 
 
-
 def _notes(slide: Slide, media_urls: Mapping[str, str]) -> tuple[Markup | None, list[Markup | None]]:
     """The slide's notes, and with ``[click]`` markers the notes shown from each click on (cumulative)."""
     if not slide.notes_blocks:
@@ -622,13 +636,19 @@ def _notes(slide: Slide, media_urls: Mapping[str, str]) -> tuple[Markup | None, 
         segments = clicks.notes_segments(slide.notes_blocks)
         return render.blocks([b for _, group in segments for b in group]), []
     segments = clicks.notes_segments(slide.notes_blocks)
+
     def upto(k: int) -> Markup:
         return render.blocks([b for at, group in segments if at <= k for b in group])
+
     return upto(0), [upto(k) for k in range(1, slide.clicks + 1)]
 
 
-def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[comp.Component] = (),
-                run_scripts: Sequence[str] = ()) -> str:
+def render_deck(
+    deck: Deck,
+    media_urls: Mapping[str, str],
+    components: Sequence[comp.Component] = (),
+    run_scripts: Sequence[str] = (),
+) -> str:
     """The whole page for ``deck``; ``media_urls`` maps each image ``src`` to its URL; ``components``: the
     project's components the deck uses (each script and stylesheet loaded once); ``run_scripts``: the
     URLs of the run records they read (:func:`slidegen.media.assets.copy_runs`), loaded before them."""
@@ -638,25 +658,29 @@ def render_deck(deck: Deck, media_urls: Mapping[str, str], components: Sequence[
     styles = [f"{folder}/{quote(c.css.name)}" for c in components if c.css is not None]
     diagrams = next(comp.diagrams(deck), None) is not None
     look = deck.settings
-    return templates().get_template("deck.html.j2").render(
-        deck=deck,
-        page_title=look.page_title(deck.title),
-        transition=settings.reveal_transition(look.transition) or "fade",
-        deck_style=Markup(_deck_style(look)),  # numbers and checked font names only
-        lang=str(deck.headmatter.get("lang", "en")),
-        chapter=chapter if chapter not in (None, "") else None,
-        slides=[_slide_view(deck, s, media_urls) for s in deck.slides],
-        total=len(deck.slides),
-        assets=ASSETS_DIR,
-        width=look.canvas_width,
-        height=look.canvas_height,
-        dark_background=theme.ACCENT_DARK_BG,
-        background=theme.BACKGROUND,
-        picture_opacity=background.PICTURE_OPACITY,
-        component_scripts=[*run_scripts, *scripts],
-        component_styles=styles,
-        mermaid_script=f"{ASSETS_DIR}/{mermaid.SCRIPT}" if diagrams else None,
-        mermaid_config=Markup(mermaid.config_json()),
+    return (
+        templates()
+        .get_template("deck.html.j2")
+        .render(
+            deck=deck,
+            page_title=look.page_title(deck.title),
+            transition=settings.reveal_transition(look.transition) or "fade",
+            deck_style=Markup(_deck_style(look)),  # numbers and checked font names only
+            lang=str(deck.headmatter.get("lang", "en")),
+            chapter=chapter if chapter not in (None, "") else None,
+            slides=[_slide_view(deck, s, media_urls) for s in deck.slides],
+            total=len(deck.slides),
+            assets=ASSETS_DIR,
+            width=look.canvas_width,
+            height=look.canvas_height,
+            dark_background=theme.ACCENT_DARK_BG,
+            background=theme.BACKGROUND,
+            picture_opacity=background.PICTURE_OPACITY,
+            component_scripts=[*run_scripts, *scripts],
+            component_styles=styles,
+            mermaid_script=f"{ASSETS_DIR}/{mermaid.SCRIPT}" if diagrams else None,
+            mermaid_config=Markup(mermaid.config_json()),
+        )
     )
 
 
@@ -670,8 +694,13 @@ def _deck_style(look: settings.DeckSettings) -> str:
     return "\n".join(rules)
 
 
-def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path],
-               components: Sequence[comp.Component] = (), runs: Mapping[str, Path] | None = None) -> Path:
+def write_deck(
+    deck: Deck,
+    out_dir: Path,
+    media: Mapping[str, Path],
+    components: Sequence[comp.Component] = (),
+    runs: Mapping[str, Path] | None = None,
+) -> Path:
     """Write ``out_dir/SLUG.html`` (atomically) and copy its media into ``out_dir/media``.
 
     ``components`` are the project's components (:func:`slidegen.media.components.discover`); the page loads
@@ -688,8 +717,13 @@ def write_deck(deck: Deck, out_dir: Path, media: Mapping[str, Path],
     return target
 
 
-def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path, series: str = "",
-                outputs: Mapping[str, Mapping[str, Path]] | None = None, changed_only: bool = False) -> Path | None:
+def write_index(
+    decks: Sequence[Deck | DeckEntry],
+    out_dir: Path,
+    series: str = "",
+    outputs: Mapping[str, Mapping[str, Path]] | None = None,
+    changed_only: bool = False,
+) -> Path | None:
     """Write ``out_dir/index.html``: the series' title (``[tool.slidegen] title``), then every deck of the deck
     index with its chapter, title, slide count, summary, a picture of its cover (the deck's own page, shown
     small) and links to its HTML and to the other files the build wrote for it (``outputs``: slug ->
@@ -700,17 +734,22 @@ def write_index(decks: Sequence[Deck | DeckEntry], out_dir: Path, series: str = 
     entries = []
     for d in decks:
         page = out_dir / f"{d.slug}.html"
-        files = [(fmt.upper(), quote(os.path.relpath(path, out_dir).replace(os.sep, "/")))
-                 for fmt, path in outputs.get(d.slug, {}).items() if Path(path).is_file()]
-        entries.append({
-            "href": f"{quote(d.slug)}.html",
-            "title": d.title or d.slug,
-            "chapter": d.headmatter.get("chapter"),
-            "summary": d.headmatter.get("summary", ""),
-            "slides": slide_count(page) or len(d.slides),
-            "files": files,
-            "thumbnail": page.is_file(),
-        })
+        files = [
+            (fmt.upper(), quote(os.path.relpath(path, out_dir).replace(os.sep, "/")))
+            for fmt, path in outputs.get(d.slug, {}).items()
+            if Path(path).is_file()
+        ]
+        entries.append(
+            {
+                "href": f"{quote(d.slug)}.html",
+                "title": d.title or d.slug,
+                "chapter": d.headmatter.get("chapter"),
+                "summary": d.headmatter.get("summary", ""),
+                "slides": slide_count(page) or len(d.slides),
+                "files": files,
+                "thumbnail": page.is_file(),
+            }
+        )
     html = templates().get_template("index.html.j2").render(decks=entries, assets=ASSETS_DIR, series=series)
     target = out_dir / "index.html"
     if changed_only and target.is_file() and target.read_bytes() == html.encode("utf-8"):

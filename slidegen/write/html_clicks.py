@@ -77,7 +77,7 @@ def tag_attrs(attrs: str, timing: Timing | None) -> str:
     found = _CLASS_ATTR_RE.search(attrs)
     if found:
         merged = f"{found.group(1)}{found.group(2)}{found.group(3)} {classes}{found.group(2)}"
-        attrs = attrs[: found.start()] + merged + attrs[found.end():]
+        attrs = attrs[: found.start()] + merged + attrs[found.end() :]
     else:
         attrs = f' class="{classes}"' + attrs
     return attrs + index

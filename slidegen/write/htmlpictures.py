@@ -57,8 +57,9 @@ def needs_picture(block: RawHtml) -> bool:
     return not rawimages.only_images(text) and not _invisible(text)
 
 
-_UNSEEN_RE = re.compile(r"<!--.*?-->|<script\b.*?</script\s*>|</?(?:br|wbr|meta|link|base|script)\b[^>]*>",
-                        re.DOTALL | re.IGNORECASE)
+_UNSEEN_RE = re.compile(
+    r"<!--.*?-->|<script\b.*?</script\s*>|</?(?:br|wbr|meta|link|base|script)\b[^>]*>", re.DOTALL | re.IGNORECASE
+)
 
 
 def _invisible(text: str) -> bool:
@@ -107,12 +108,16 @@ def _address_box(match: re.Match[str]) -> str:
     attrs = match.group(1) or match.group(3) or ""
     url = _attr(attrs, "src") or ""
     what = "Web page (opens with the network)" if remote(url) else "Embedded page"
-    style = (f"width: {_size(_attr(attrs, 'width'), '100%')}; height: {_size(_attr(attrs, 'height'), '300px')}; "
-             "box-sizing: border-box; display: flex; flex-direction: column; align-items: center; "
-             "justify-content: center; gap: 0.4em; background: var(--code-bg); color: var(--muted); "
-             "font-size: 0.7em; text-align: center; padding: 1em; overflow-wrap: anywhere;")
-    return (f'<div class="slidegen-web-page" style="{style}"><span>{html.escape(what)}:</span>'
-            f'<span style="color: var(--accent)">{html.escape(url)}</span></div>')
+    style = (
+        f"width: {_size(_attr(attrs, 'width'), '100%')}; height: {_size(_attr(attrs, 'height'), '300px')}; "
+        "box-sizing: border-box; display: flex; flex-direction: column; align-items: center; "
+        "justify-content: center; gap: 0.4em; background: var(--code-bg); color: var(--muted); "
+        "font-size: 0.7em; text-align: center; padding: 1em; overflow-wrap: anywhere;"
+    )
+    return (
+        f'<div class="slidegen-web-page" style="{style}"><span>{html.escape(what)}:</span>'
+        f'<span style="color: var(--accent)">{html.escape(url)}</span></div>'
+    )
 
 
 def _inline_pictures(text: str, deck: Deck, root: Path | None) -> str:
@@ -137,18 +142,23 @@ def page(block: RawHtml, slide: Slide, deck: Deck, root: Path | None, width_px: 
     from slidegen.write.html import frontmatter_classes
 
     scope = f"slide-style-{slide.index}"
-    styles = [rawhtml.scoped_style(b.html, scope) for b in walk_blocks(slide_blocks(slide))
-              if isinstance(b, RawHtml) and rawhtml.is_style(b.html)]
+    styles = [
+        rawhtml.scoped_style(b.html, scope)
+        for b in walk_blocks(slide_blocks(slide))
+        if isinstance(b, RawHtml) and rawhtml.is_style(b.html)
+    ]
     classes = " ".join(c for c in (scope, frontmatter_classes(slide.frontmatter.get("class"))) if c)
     body = IFRAME_RE.sub(_address_box, _inline_pictures(block.html, deck, root))
-    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-            f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">\n'
-            f'<meta name="slidegen-picture" content="{PAGE_FORMAT}">\n'
-            f"<style>{theme_css()}\nhtml, body {{ margin: 0; background: var(--bg); }}\n"
-            f"#stage {{ width: {width_px}px; padding: 8px; display: flow-root; }}</style>\n"
-            + "\n".join(styles)
-            + f'\n</head><body>\n<div class="reveal"><div class="{classes}"><div id="stage">\n{body}\n'
-            "</div></div></div>\n</body></html>\n")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">\n'
+        f'<meta name="slidegen-picture" content="{PAGE_FORMAT}">\n'
+        f"<style>{theme_css()}\nhtml, body {{ margin: 0; background: var(--bg); }}\n"
+        f"#stage {{ width: {width_px}px; padding: 8px; display: flow-root; }}</style>\n"
+        + "\n".join(styles)
+        + f'\n</head><body>\n<div class="reveal"><div class="{classes}"><div id="stage">\n{body}\n'
+        "</div></div></div>\n</body></html>\n"
+    )
 
 
 #: The gap between two columns of a slide (the theme's ``column-gap``), in CSS px.
@@ -179,8 +189,9 @@ def deck_jobs(deck: Deck, root: Path | None = None) -> list[Job]:
             for block in walk_blocks(blocks):
                 for part in clicks.parts(block) if isinstance(block, RawHtml) else ():
                     if needs_picture(part):
-                        jobs.append(Job(picture_key(part), KIND, page(part, slide, deck, root, width), where,
-                                        part.line))
+                        jobs.append(
+                            Job(picture_key(part), KIND, page(part, slide, deck, root, width), where, part.line)
+                        )
     return jobs
 
 
@@ -190,7 +201,15 @@ def network_warnings(where: str, deck: Deck) -> list[Diagnostic]:
     for slide in deck.slides:
         for block in walk_blocks(slide_blocks(slide)):
             if isinstance(block, RawHtml):
-                out += [Diagnostic(where, block.line + offset, 1, f"<iframe> shows the web page {url}, which needs "
-                                   "the network; PowerPoint shows its address", "warning")
-                        for url, offset in iframes(block.html) if remote(url)]
+                out += [
+                    Diagnostic(
+                        where,
+                        block.line + offset,
+                        1,
+                        f"<iframe> shows the web page {url}, which needs the network; PowerPoint shows its address",
+                        "warning",
+                    )
+                    for url, offset in iframes(block.html)
+                    if remote(url)
+                ]
     return out

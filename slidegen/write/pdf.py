@@ -243,9 +243,15 @@ class Printer:
             self._page.context.close()
             self._page = None
 
-    def print(self, html: Path, target: Path, *, notes: bool = False,
-              size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX),
-              with_clicks: bool = False) -> tuple[int, list[int]]:
+    def print(
+        self,
+        html: Path,
+        target: Path,
+        *,
+        notes: bool = False,
+        size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX),
+        with_clicks: bool = False,
+    ) -> tuple[int, list[int]]:
         """Print the deck page ``html`` to ``target`` (atomically); ``size``: its slide in CSS px (reveal.js
         makes each page that size, from the deck's ``canvasWidth`` and ``aspectRatio``); ``with_clicks``:
         a page per click of each slide.
@@ -275,8 +281,13 @@ class Printer:
 
 
 def print_decks(
-    pages: Sequence[tuple[Deck, Path]], out_dir: Path, *, notes: bool = False, suffix: str = ".pdf",
-    on_printed: Callable[[Deck], None] | None = None, with_clicks: bool = False,
+    pages: Sequence[tuple[Deck, Path]],
+    out_dir: Path,
+    *,
+    notes: bool = False,
+    suffix: str = ".pdf",
+    on_printed: Callable[[Deck], None] | None = None,
+    with_clicks: bool = False,
 ) -> tuple[list[Path], list[Diagnostic]]:
     """Print each ``(deck, its built HTML page)`` to ``out_dir/SLUG`` + ``suffix`` with one browser;
     ``on_printed(deck)`` is called after each deck. ``with_clicks`` prints a page per click of each
@@ -294,8 +305,9 @@ def print_decks(
             target = Path(out_dir) / f"{deck.slug}{suffix}"
             try:
                 look = deck.settings
-                count, too_tall = printer.print(html, target, notes=notes, size=(look.canvas_width, look.canvas_height),
-                                                with_clicks=with_clicks)
+                count, too_tall = printer.print(
+                    html, target, notes=notes, size=(look.canvas_width, look.canvas_height), with_clicks=with_clicks
+                )
             except Exception as error:  # a deck that does not print must not stop the others
                 if isinstance(error, UsageError):
                     raise
@@ -309,7 +321,9 @@ def print_decks(
                 slide = deck.slides[number - 1] if number <= len(deck.slides) else None
                 problems.append(
                     Diagnostic(
-                        display_path(deck.slide_path(slide) if slide else deck.path), slide.line if slide else 1, 1,
+                        display_path(deck.slide_path(slide) if slide else deck.path),
+                        slide.line if slide else 1,
+                        1,
                         f"slide {number} is taller than its page: its bottom is cut off in the PDF",
                         "warning",
                     )
@@ -317,11 +331,22 @@ def print_decks(
             expected = sum(s.clicks + 1 for s in deck.slides) if with_clicks else len(deck.slides)
             if count != expected and not with_clicks:
                 problems.append(
-                    Diagnostic(display_path(deck.path), 1, 1,
-                               f"PDF has {count} page(s) for {len(deck.slides)} slide(s)", "warning")
+                    Diagnostic(
+                        display_path(deck.path),
+                        1,
+                        1,
+                        f"PDF has {count} page(s) for {len(deck.slides)} slide(s)",
+                        "warning",
+                    )
                 )
             elif count != expected:
-                problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PDF has {count} page(s) for the "
-                                           f"{expected} click state(s) of {len(deck.slides)} slide(s)", "warning"))
+                problems.append(
+                    Diagnostic(
+                        display_path(deck.path),
+                        1,
+                        1,
+                        f"PDF has {count} page(s) for the {expected} click state(s) of {len(deck.slides)} slide(s)",
+                        "warning",
+                    )
+                )
     return written, problems
-

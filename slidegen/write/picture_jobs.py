@@ -46,8 +46,9 @@ class Job:
     def digest(self) -> str:
         """The cache key: the code, the element or diagram, the theme, the format."""
         h = hashlib.sha256(f"{FORMAT}\0{self.kind}\0{SCALE}\0{BODY_WIDTH_PX}\0".encode())
-        h.update(self.component.code() if self.component else
-                 mermaid.version().encode() if self.kind == "mermaid" else b"")
+        h.update(
+            self.component.code() if self.component else mermaid.version().encode() if self.kind == "mermaid" else b""
+        )
         h.update(b"\0" + self.body.encode() + b"\0" + theme_css().encode())
         if self.run is not None and self.run[1].is_file():
             h.update(b"\0" + self.run[1].read_bytes())

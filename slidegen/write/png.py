@@ -45,8 +45,10 @@ _SHOW = """(h) => {
 def check_scale(scale: float) -> float:
     """``scale`` if it is a usable device-pixel ratio, else a usage error saying the range."""
     if not 0.25 <= scale <= MAX_SCALE:
-        raise UsageError(f"--scale {scale:g} is out of range: give a number from 0.25 to {MAX_SCALE:g} "
-                         f"(1.5 gives {SLIDE_WIDTH_PX * 1.5:.0f}x{SLIDE_HEIGHT_PX * 1.5:.0f} pixels)")
+        raise UsageError(
+            f"--scale {scale:g} is out of range: give a number from 0.25 to {MAX_SCALE:g} "
+            f"(1.5 gives {SLIDE_WIDTH_PX * 1.5:.0f}x{SLIDE_HEIGHT_PX * 1.5:.0f} pixels)"
+        )
     return scale
 
 
@@ -71,8 +73,14 @@ def file_names(count: int) -> list[str]:
     return [f"{n:0{width}d}.png" for n in range(1, count + 1)]
 
 
-def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float,
-                  size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX), with_clicks: bool = False) -> int:
+def snapshot_deck(
+    printer: Printer,
+    html: Path,
+    folder: Path,
+    scale: float,
+    size: tuple[int, int] = (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX),
+    with_clicks: bool = False,
+) -> int:
     """Take every slide of the deck page ``html`` into ``folder`` (replaced whole); the slide count.
 
     ``size`` is the deck's slide in CSS px (its ``canvasWidth`` and ``aspectRatio``); the pictures are
@@ -80,7 +88,8 @@ def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float,
     ``with_clicks``: one picture per click of each slide (:func:`click_names`), not only its final state.
     """
     context = printer.browser.new_context(
-        viewport={"width": size[0], "height": size[1]}, device_scale_factor=scale * SLIDE_WIDTH_PX / size[0])
+        viewport={"width": size[0], "height": size[1]}, device_scale_factor=scale * SLIDE_WIDTH_PX / size[0]
+    )
     staging = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -117,8 +126,9 @@ def snapshot_deck(printer: Printer, html: Path, folder: Path, scale: float,
     return count
 
 
-def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
-                   scale: float = DEFAULT_SCALE, with_clicks: bool = False) -> tuple[list[Path], list[Diagnostic]]:
+def snapshot_decks(
+    pages: Sequence[tuple[Deck, Path]], out_dir: Path, scale: float = DEFAULT_SCALE, with_clicks: bool = False
+) -> tuple[list[Path], list[Diagnostic]]:
     """Each ``(deck, its built HTML page)`` to ``out_dir/SLUG/NN.png`` with one browser.
 
     A deck that fails is an error at the deck; the others are still taken.
@@ -132,14 +142,18 @@ def snapshot_decks(pages: Sequence[tuple[Deck, Path]], out_dir: Path,
             folder = Path(out_dir) / deck.slug
             try:
                 look = deck.settings
-                count = snapshot_deck(printer, html, folder, scale, (look.canvas_width, look.canvas_height),
-                                      with_clicks)
+                count = snapshot_deck(
+                    printer, html, folder, scale, (look.canvas_width, look.canvas_height), with_clicks
+                )
             except Exception as error:  # one deck that does not render must not stop the others
                 first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                 problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PNG pictures not taken: {first}"))
                 continue
             written.extend(sorted(folder.glob("*.png")) if with_clicks else (folder / n for n in file_names(count)))
             if count != len(deck.slides):
-                problems.append(Diagnostic(display_path(deck.path), 1, 1,
-                                           f"{count} picture(s) for {len(deck.slides)} slide(s)", "warning"))
+                problems.append(
+                    Diagnostic(
+                        display_path(deck.path), 1, 1, f"{count} picture(s) for {len(deck.slides)} slide(s)", "warning"
+                    )
+                )
     return written, problems

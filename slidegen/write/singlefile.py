@@ -24,9 +24,17 @@ from urllib.parse import unquote, urlsplit
 from slidegen.atomic import atomic_write
 
 #: Types ``mimetypes`` may not know on every system.
-TYPES = {".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf", ".otf": "font/otf",
-         ".svg": "image/svg+xml", ".js": "text/javascript", ".css": "text/css", ".webp": "image/webp",
-         ".json": "application/json"}
+TYPES = {
+    ".woff2": "font/woff2",
+    ".woff": "font/woff",
+    ".ttf": "font/ttf",
+    ".otf": "font/otf",
+    ".svg": "image/svg+xml",
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".webp": "image/webp",
+    ".json": "application/json",
+}
 
 _TAG_RE = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)(\s[^<>]*?)?(/?)>", re.DOTALL)
 _ATTR_RE = re.compile(r"""(\s)([A-Za-z_:][-A-Za-z0-9_:.]*)(\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
@@ -79,6 +87,7 @@ class _Page:
 
     def css(self, text: str, base: Path) -> str:
         """CSS with each ``url(...)`` naming a local file replaced by a ``data:`` URL."""
+
         def one(match: re.Match[str]) -> str:
             url = next((g for g in match.groups() if g is not None), "")
             if url.startswith("data:") or not url:
@@ -105,12 +114,13 @@ class _Page:
             def put(new: str) -> str:  # the attribute with its value replaced, its quoting kept
                 start, end = match.span(group)
                 offset = match.start()
-                return match.group(0)[:start - offset] + new + match.group(0)[end - offset:]
+                return match.group(0)[: start - offset] + new + match.group(0)[end - offset :]
 
             if name == "style":
                 return put(self.css(value, self.folder))
             loads = (name in _LOADS and tag not in ("iframe", "a")) or (
-                name == "href" and tag == "link" and rel in ("stylesheet", "icon"))
+                name == "href" and tag == "link" and rel in ("stylesheet", "icon")
+            )
             if not loads or url.startswith("data:") or not url:
                 return match.group(0)
             path = self.file(url, self.folder)

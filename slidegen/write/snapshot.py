@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 #: How many times this process launched Chromium for pictures (tests check the cache avoids it).
 launches = 0
 
-INSTALL_HINT = ("install Debian's chromium and the Python package playwright (see the README), "
-                'or give the component a fallback="fig:NAME" figure')
+INSTALL_HINT = (
+    "install Debian's chromium and the Python package playwright (see the README), "
+    'or give the component a fallback="fig:NAME" figure'
+)
 
 
 def _new_page(chromium: Browser) -> Page:
@@ -80,8 +82,11 @@ class Pictures:
                         try:
                             atomic_write(self.cached(job), self._shot(page, job))
                         except (PictureError, PlaywrightError) as error:
-                            message = str(error) if isinstance(error, PictureError) else (
-                                f"{job.what} could not be drawn: {str(error).strip().splitlines()[0]}")
+                            message = (
+                                str(error)
+                                if isinstance(error, PictureError)
+                                else (f"{job.what} could not be drawn: {str(error).strip().splitlines()[0]}")
+                            )
                             problems.append(Diagnostic(job.path, job.line, 1, message))
                             page.close()  # a page that hung or failed is not reused
                             page = _new_page(chromium)
@@ -126,8 +131,11 @@ class Pictures:
                 page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 defined = page.evaluate(f"customElements.get({json.dumps(job.tag)}) !== undefined")
                 if not defined:
-                    raise PictureError(f"<{job.tag}> is not defined after loading {job.component.script.name}"
-                                       if job.component else f"<{job.tag}> is not defined")
+                    raise PictureError(
+                        f"<{job.tag}> is not defined after loading {job.component.script.name}"
+                        if job.component
+                        else f"<{job.tag}> is not defined"
+                    )
                 target = page.locator(f"#stage > {job.tag}").first
             page.evaluate("document.fonts.ready.then(() => true)")
             if errors:
@@ -172,8 +180,9 @@ def browser() -> Iterator[Browser]:
 
     with sync_playwright() as playwright:
         try:
-            chromium = playwright.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS),
-                                                  headless=True)
+            chromium = playwright.chromium.launch(
+                executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True
+            )
         except Exception as error:  # noqa: BLE001 (a browser that does not start is a set-up problem)
             raise ChromiumMissing(f"could not start {executable}: {error}") from None
         launches += 1
@@ -185,12 +194,16 @@ def browser() -> Iterator[Browser]:
 
 def _page(job: Job) -> str:
     """The page a picture is drawn in: the theme, the code, the element in a slide-wide box."""
-    head = [f"<style>{theme_css()}\nhtml, body {{ margin: 0; background: var(--bg); }}\n"
-            f"#stage {{ width: {BODY_WIDTH_PX}px; padding: 8px; box-sizing: content-box; }}</style>"]
+    head = [
+        f"<style>{theme_css()}\nhtml, body {{ margin: 0; background: var(--bg); }}\n"
+        f"#stage {{ width: {BODY_WIDTH_PX}px; padding: 8px; box-sizing: content-box; }}</style>"
+    ]
     if job.kind == "mermaid":
         body = '<div class="reveal" id="stage"></div>'
-        script = (f'<script src="{mermaid.script_path().as_uri()}"></script>\n<script>\n'
-                  f"mermaid.initialize({mermaid.config_json()});\nwindow.__slidegenMermaid = true;\n</script>")
+        script = (
+            f'<script src="{mermaid.script_path().as_uri()}"></script>\n<script>\n'
+            f"mermaid.initialize({mermaid.config_json()});\nwindow.__slidegenMermaid = true;\n</script>"
+        )
         return _html(head, body, script)
     assert job.component is not None
     if job.component.css:
@@ -199,13 +212,16 @@ def _page(job: Job) -> str:
     script = f'<script src="{job.component.script.as_uri()}"></script>'
     if job.run is not None and job.run[1].is_file():
         record = job.run[1].read_text(encoding="utf-8").strip().replace("</", "<\\/")
-        script = (f"<script>window.SLIDEGEN_RUNS = {{{json.dumps(job.run[0])}: {record}}};</script>\n" + script)
+        script = f"<script>window.SLIDEGEN_RUNS = {{{json.dumps(job.run[0])}: {record}}};</script>\n" + script
     return _html(head, body, script)
 
 
 def _html(head: Sequence[str], body: str, script: str) -> str:
-    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n" + "\n".join(head)
-            + f"\n</head><body>\n{body}\n{script}\n</body></html>\n")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        + "\n".join(head)
+        + f"\n</head><body>\n{body}\n{script}\n</body></html>\n"
+    )
 
 
 # --------------------------------------------------------------------------- Mermaid's parser, for check
@@ -225,8 +241,9 @@ def parse_problems(diagrams: Sequence[str], cache_dir: Path) -> dict[str, str]:
             page.add_script_tag(path=str(mermaid.script_path()))
             page.evaluate(f"mermaid.initialize({mermaid.config_json()})")
             for text in todo:
-                failure = page.evaluate("t => mermaid.parse(t).then(() => '', e => String((e && e.message) || e))",
-                                        text)
+                failure = page.evaluate(
+                    "t => mermaid.parse(t).then(() => '', e => String((e && e.message) || e))", text
+                )
                 if failure:
                     out[text] = failure
                 else:
@@ -252,8 +269,9 @@ class DeckPictures:
     problems: list[Diagnostic]
 
 
-def deck_jobs(deck: Deck, found: Mapping[str, Component], runs_dir: Path | None = None,
-              root: Path | None = None) -> list[Job]:
+def deck_jobs(
+    deck: Deck, found: Mapping[str, Component], runs_dir: Path | None = None, root: Path | None = None
+) -> list[Job]:
     """The pictures ``deck`` needs: one per component instance of a known tag, one per Mermaid diagram,
     one per HTML block PowerPoint cannot draw (its pictures found inside ``root``, the project)."""
     from slidegen.write import htmlpictures
@@ -265,9 +283,14 @@ def deck_jobs(deck: Deck, found: Mapping[str, Component], runs_dir: Path | None 
     return jobs + htmlpictures.deck_jobs(deck, root)
 
 
-def build_pictures(decks: Sequence[Deck], found: Mapping[str, Component], cache_dir: Path,
-                   render_figure: Callable[[str], tuple[Path, Path]] | None = None,
-                   runs_dir: Path | None = None, root: Path | None = None) -> dict[Path, DeckPictures]:
+def build_pictures(
+    decks: Sequence[Deck],
+    found: Mapping[str, Component],
+    cache_dir: Path,
+    render_figure: Callable[[str], tuple[Path, Path]] | None = None,
+    runs_dir: Path | None = None,
+    root: Path | None = None,
+) -> dict[Path, DeckPictures]:
     """Every picture of every deck, drawn with one Chromium (none when all are cached), by deck path.
 
     Without Chromium, an instance with ``fallback="fig:NAME"`` gets that figure (drawn by
@@ -305,7 +328,13 @@ def build_pictures(decks: Sequence[Deck], found: Mapping[str, Component], cache_
                         continue
                 what = f"<{job.tag}>" if job.kind == "component" else "a Mermaid diagram"
                 hint = INSTALL_HINT if job.kind == "component" else INSTALL_HINT.split(", or")[0]
-                found_problems.append(Diagnostic(job.path, job.line, 1, f"{what} needs Chromium to draw its "
-                                                 f"PowerPoint picture ({missing_browser}): {hint}"))
+                found_problems.append(
+                    Diagnostic(
+                        job.path,
+                        job.line,
+                        1,
+                        f"{what} needs Chromium to draw its PowerPoint picture ({missing_browser}): {hint}",
+                    )
+                )
         out[deck.path] = DeckPictures(files, found_problems)
     return out

@@ -58,11 +58,9 @@ def write_pptx(deck: Deck, context: WriteContext) -> tuple[list[Path], list[Diag
     from slidegen.write import pptx
 
     target = context.out / "pptx" / f"{deck.slug}.pptx"
-    warnings = pptx.write_deck(deck, target, context.media.pptx, cache_dir=context.math_cache,
-                               animate=context.animate)
+    warnings = pptx.write_deck(deck, target, context.media.pptx, cache_dir=context.math_cache, animate=context.animate)
     return [target], warnings
 
 
 #: Every per-deck writer by format name, in the order a build runs them.
-WRITERS: dict[str, Writer] = {"html": write_html, "md": _markdown("md"), "marp": _markdown("marp"),
-                              "pptx": write_pptx}
+WRITERS: dict[str, Writer] = {"html": write_html, "md": _markdown("md"), "marp": _markdown("marp"), "pptx": write_pptx}

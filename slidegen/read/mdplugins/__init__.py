@@ -18,8 +18,15 @@ from slidegen.read.mdplugins.positions import positions_plugin
 from slidegen.read.mdplugins.refs import refs_plugin
 from slidegen.read.mdplugins.snippets import snippet_plugin
 
-__all__ = ["cites_plugin", "click_plugin", "markdown", "positions_plugin", "refs_plugin", "slot_plugin",
-           "snippet_plugin"]
+__all__ = [
+    "cites_plugin",
+    "click_plugin",
+    "markdown",
+    "positions_plugin",
+    "refs_plugin",
+    "slot_plugin",
+    "snippet_plugin",
+]
 
 
 def _keep_url(url: str) -> str:

@@ -16,8 +16,10 @@ from markdown_it.ruler import RuleOptionsType
 from markdown_it.rules_block import StateBlock
 
 #: ``<<< PATH[#REGION] [LANG] [{...}...]``, as Slidev's snippet transform reads it.
-SNIPPET_RE = re.compile(r"<<<[ \t]*(?P<path>[^\s#{]+)(?:#(?P<region>[^\s{]+))?"
-                        r"(?:[ \t]+(?P<lang>[^\s{]+))?[ \t]*(?P<braces>\{.*)?")
+SNIPPET_RE = re.compile(
+    r"<<<[ \t]*(?P<path>[^\s#{]+)(?:#(?P<region>[^\s{]+))?"
+    r"(?:[ \t]+(?P<lang>[^\s{]+))?[ \t]*(?P<braces>\{.*)?"
+)
 _INTERRUPTS: RuleOptionsType = {"alt": ["paragraph", "reference", "blockquote", "list"]}
 
 
@@ -39,7 +41,11 @@ def _snippet_rule(state: StateBlock, startLine: int, endLine: int, silent: bool)
     token.map = [startLine, startLine + 1]
     token.block = True
     token.content = text
-    token.meta = {"path": match.group("path"), "region": match.group("region") or "",
-                  "lang": match.group("lang") or "", "braces": match.group("braces") or ""}
+    token.meta = {
+        "path": match.group("path"),
+        "region": match.group("region") or "",
+        "lang": match.group("lang") or "",
+        "braces": match.group("braces") or "",
+    }
     state.line = startLine + 1
     return True

@@ -218,10 +218,11 @@ class MarkdownWriter:
     def inlines(self, nodes: Sequence[Inline]) -> str:
         text = "".join(self.inline(n) for n in nodes)
         # a line that would read as a block marker (heading, list, separator...) is escaped
-        return "\n".join(_BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), line, count=1)
-                         for line in text.split("\n"))
+        return "\n".join(
+            _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), line, count=1) for line in text.split("\n")
+        )
 
-    def inline(self, node: Inline) -> str:
+    def inline(self, node: Inline) -> str:  # noqa: C901 (one branch per inline node type)
         match node:
             case Text():
                 return escape_text(node.text)

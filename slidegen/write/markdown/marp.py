@@ -83,8 +83,9 @@ class MarpWriter(MarkdownWriter):
 
     def footnotes(self, slide: Slide) -> str:
         """Marp has no footnotes: each one a small paragraph at the end of the slide."""
-        return "\n\n".join(f"<small><sup>{note.number}</sup> {self.blocks(note.blocks)}</small>"
-                             for note in slide.footnotes)
+        return "\n\n".join(
+            f"<small><sup>{note.number}</sup> {self.blocks(note.blocks)}</small>" for note in slide.footnotes
+        )
 
     def rule(self) -> str:
         return ""  # every thematic break starts a new slide in Marp: left out

@@ -57,10 +57,15 @@ class SlidevWriter(MarkdownWriter):
 
     def click(self, node: Click) -> str:
         tag = "v-clicks" if node.each else "v-click"
-        attrs = "".join([f' at="{node.at}"' if node.at else "", " hide" if node.hide else "",
-                         " fade" if node.fade else "",
-                         f' depth="{node.depth}"' if node.each and node.depth != 1 else "",
-                         f' every="{node.every}"' if node.each and node.every != 1 else ""])
+        attrs = "".join(
+            [
+                f' at="{node.at}"' if node.at else "",
+                " hide" if node.hide else "",
+                " fade" if node.fade else "",
+                f' depth="{node.depth}"' if node.each and node.depth != 1 else "",
+                f' every="{node.every}"' if node.each and node.every != 1 else "",
+            ]
+        )
         return f"<{tag}{attrs}>\n\n{self.blocks(node.blocks)}\n\n</{tag}>"
 
     def math_info(self, node: MathBlock, notes: bool) -> str:
@@ -71,10 +76,14 @@ class SlidevWriter(MarkdownWriter):
 
     def code_info(self, node: CodeBlock, notes: bool) -> str:
         """The language, then the highlight steps (``{2-3|5}``) outside the notes."""
-        options = ",".join([f"at:'{node.at}'" if node.at else "",
-                            f"lines:{str(node.line_numbers).lower()}" if node.line_numbers is not None else "",
-                            f"startLine:{node.start_line}" if node.start_line != 1 else "",
-                            f"maxHeight:'{node.max_height}'" if node.max_height else ""]).strip(",")
+        options = ",".join(
+            [
+                f"at:'{node.at}'" if node.at else "",
+                f"lines:{str(node.line_numbers).lower()}" if node.line_numbers is not None else "",
+                f"startLine:{node.start_line}" if node.start_line != 1 else "",
+                f"maxHeight:'{node.max_height}'" if node.max_height else "",
+            ]
+        ).strip(",")
         options = ",".join(part for part in options.split(",") if part)
         if notes or not (node.steps or options):
             return node.lang

@@ -19,8 +19,9 @@ from slidegen.errors import Diagnostic
 __all__ = ["write_deck", "image_sizes"]
 
 
-def write_deck(deck: Deck, path: Path, media: Mapping[str, Path],
-               cache_dir: Path | None = None, animate: bool = True) -> list[Diagnostic]:
+def write_deck(
+    deck: Deck, path: Path, media: Mapping[str, Path], cache_dir: Path | None = None, animate: bool = True
+) -> list[Diagnostic]:
     """Write ``deck`` to ``path`` atomically and return the warnings.
 
     ``media`` maps each image src as written in the deck (``Figure.src``, ``Image.src``,

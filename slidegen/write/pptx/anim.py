@@ -74,12 +74,15 @@ def timing_xml(effects: Sequence[Effect]) -> str:
     for click in clicks:
         members = [e for e in effects if e.click == click]
         outer, middle = next(ids), next(ids)
-        inner = "".join(_effect(e, next(ids), next(ids), "clickEffect" if i == 0 else "withEffect")
-                        for i, e in enumerate(members))
-        groups.append(f'<p:par><p:cTn id="{outer}" fill="hold"><p:stCondLst><p:cond delay="indefinite"/>'
-                      f'</p:stCondLst><p:childTnLst><p:par><p:cTn id="{middle}" fill="hold"><p:stCondLst>'
-                      f'<p:cond delay="0"/></p:stCondLst><p:childTnLst>{inner}</p:childTnLst></p:cTn></p:par>'
-                      f'</p:childTnLst></p:cTn></p:par>')
+        inner = "".join(
+            _effect(e, next(ids), next(ids), "clickEffect" if i == 0 else "withEffect") for i, e in enumerate(members)
+        )
+        groups.append(
+            f'<p:par><p:cTn id="{outer}" fill="hold"><p:stCondLst><p:cond delay="indefinite"/>'
+            f'</p:stCondLst><p:childTnLst><p:par><p:cTn id="{middle}" fill="hold"><p:stCondLst>'
+            f'<p:cond delay="0"/></p:stCondLst><p:childTnLst>{inner}</p:childTnLst></p:cTn></p:par>'
+            f"</p:childTnLst></p:cTn></p:par>"
+        )
     builds = []
     seen = set()
     for e in effects:
@@ -89,24 +92,29 @@ def timing_xml(effects: Sequence[Effect]) -> str:
         seen.add(key)
         builds.append(f'<p:bldP spid="{e.spid}" grpId="{int(e.exit)}" build="p"/>')
     build_list = f"<p:bldLst>{''.join(builds)}</p:bldLst>" if builds else ""
-    return (f'<p:timing xmlns:p="{NS_P}"><p:tnLst><p:par><p:cTn id="1" dur="indefinite" restart="never" '
-            f'nodeType="tmRoot"><p:childTnLst><p:seq concurrent="1" nextAc="seek"><p:cTn id="2" '
-            f'dur="indefinite" nodeType="mainSeq"><p:childTnLst>{"".join(groups)}</p:childTnLst></p:cTn>'
-            '<p:prevCondLst><p:cond evt="onPrev" delay="0"><p:tgtEl><p:sldTgt/></p:tgtEl></p:cond></p:prevCondLst>'
-            '<p:nextCondLst><p:cond evt="onNext" delay="0"><p:tgtEl><p:sldTgt/></p:tgtEl></p:cond></p:nextCondLst>'
-            f'</p:seq></p:childTnLst></p:cTn></p:par></p:tnLst>{build_list}</p:timing>')
+    return (
+        f'<p:timing xmlns:p="{NS_P}"><p:tnLst><p:par><p:cTn id="1" dur="indefinite" restart="never" '
+        f'nodeType="tmRoot"><p:childTnLst><p:seq concurrent="1" nextAc="seek"><p:cTn id="2" '
+        f'dur="indefinite" nodeType="mainSeq"><p:childTnLst>{"".join(groups)}</p:childTnLst></p:cTn>'
+        '<p:prevCondLst><p:cond evt="onPrev" delay="0"><p:tgtEl><p:sldTgt/></p:tgtEl></p:cond></p:prevCondLst>'
+        '<p:nextCondLst><p:cond evt="onNext" delay="0"><p:tgtEl><p:sldTgt/></p:tgtEl></p:cond></p:nextCondLst>'
+        f"</p:seq></p:childTnLst></p:cTn></p:par></p:tnLst>{build_list}</p:timing>"
+    )
 
 
 def _effect(effect: Effect, outer: int, inner: int, node_type: str) -> str:
     kind, value = ("exit", "hidden") if effect.exit else ("entr", "visible")
-    text = (f'<p:txEl><p:pRg st="{effect.paras[0]}" end="{effect.paras[1]}"/></p:txEl>'
-            if effect.paras is not None else "")
-    return (f'<p:par><p:cTn id="{outer}" presetID="1" presetClass="{kind}" presetSubtype="0" fill="hold" '
-            f'grpId="{int(effect.exit)}" nodeType="{node_type}"><p:stCondLst><p:cond delay="0"/></p:stCondLst>'
-            f'<p:childTnLst><p:set><p:cBhvr><p:cTn id="{inner}" dur="1" fill="hold"><p:stCondLst>'
-            f'<p:cond delay="0"/></p:stCondLst></p:cTn><p:tgtEl><p:spTgt spid="{effect.spid}">{text}</p:spTgt>'
-            '</p:tgtEl><p:attrNameLst><p:attrName>style.visibility</p:attrName></p:attrNameLst></p:cBhvr>'
-            f'<p:to><p:strVal val="{value}"/></p:to></p:set></p:childTnLst></p:cTn></p:par>')
+    text = (
+        f'<p:txEl><p:pRg st="{effect.paras[0]}" end="{effect.paras[1]}"/></p:txEl>' if effect.paras is not None else ""
+    )
+    return (
+        f'<p:par><p:cTn id="{outer}" presetID="1" presetClass="{kind}" presetSubtype="0" fill="hold" '
+        f'grpId="{int(effect.exit)}" nodeType="{node_type}"><p:stCondLst><p:cond delay="0"/></p:stCondLst>'
+        f'<p:childTnLst><p:set><p:cBhvr><p:cTn id="{inner}" dur="1" fill="hold"><p:stCondLst>'
+        f'<p:cond delay="0"/></p:stCondLst></p:cTn><p:tgtEl><p:spTgt spid="{effect.spid}">{text}</p:spTgt>'
+        "</p:tgtEl><p:attrNameLst><p:attrName>style.visibility</p:attrName></p:attrNameLst></p:cBhvr>"
+        f'<p:to><p:strVal val="{value}"/></p:to></p:set></p:childTnLst></p:cTn></p:par>'
+    )
 
 
 def add_timing(slide_element: etree._Element, effects: Sequence[Effect]) -> None:

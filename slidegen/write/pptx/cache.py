@@ -127,7 +127,7 @@ def _version(module: str, dist: str | None = None) -> str:
         names = []
     for name in names:
         if name.lower().startswith(prefix) and name.endswith(".dist-info"):
-            version = name[len(prefix):-len(".dist-info")]
+            version = name[len(prefix) : -len(".dist-info")]
             if "-" not in version:
                 return version
     from importlib.metadata import PackageNotFoundError

@@ -24,8 +24,9 @@ def boxes(box: TextBox, steps: Sequence[tuple[int, ...]], clicks: Sequence[int])
         return [box]
     out = [replace(box, paras=dimmed(box.paras, steps[0]))]
     for number, (step, click) in enumerate(zip(steps[1:], clicks, strict=False), start=2):
-        out.append(replace(box, paras=dimmed(box.paras, step), name=f"Code step {number}",
-                           appear=max(click, box.appear)))
+        out.append(
+            replace(box, paras=dimmed(box.paras, step), name=f"Code step {number}", appear=max(click, box.appear))
+        )
     return out
 
 

@@ -147,7 +147,7 @@ Item = Flow | CodeItem | TableItem | MathItem | FigureItem
 # --------------------------------------------------------------------------- inlines
 
 
-def runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[Run]:
+def runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) -> list[Run]:
     """The runs for ``nodes``, neighbours with one look merged."""
     merged: list[Run] = []
     for run in _runs(nodes, ctx, line, **style):
@@ -158,13 +158,26 @@ def runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style) -> list[
     return merged
 
 
-def _look(run: Run) -> tuple:
+def _look(run: Run) -> tuple[object, ...]:
     """Every field of ``run`` but its text."""
-    return (run.bold, run.italic, run.strike, run.underline, run.font, run.color, run.url, run.slide, run.field,
-            run.baseline, run.appear, run.vanish, run.fade)
+    return (
+        run.bold,
+        run.italic,
+        run.strike,
+        run.underline,
+        run.font,
+        run.color,
+        run.url,
+        run.slide,
+        run.field,
+        run.baseline,
+        run.appear,
+        run.vanish,
+        run.fade,
+    )
 
 
-def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) -> list[Run]:
+def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) -> list[Run]:  # noqa: C901 (per node type)
     """The runs for ``nodes``; ``style`` holds :class:`Run` fields set by enclosing markup."""
     out: list[Run] = []
     for node in nodes:
@@ -185,8 +198,13 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                 out += _runs(node.children, ctx, line, **{**style, **look})
             case d.Math():
                 bold = style.get("bold", False)
-                out += [Run(piece.text, **{**style, "italic": piece.italic, "bold": bold or piece.bold,
-                                           "baseline": piece.baseline}) for piece in texmath.tex_to_runs(node.tex)]
+                out += [
+                    Run(
+                        piece.text,
+                        **{**style, "italic": piece.italic, "bold": bold or piece.bold, "baseline": piece.baseline},
+                    )
+                    for piece in texmath.tex_to_runs(node.tex)
+                ]
             case d.SoftBreak():
                 out.append(Run(" ", **style))
             case d.LineBreak():
@@ -197,8 +215,11 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
             case d.Cite():
                 out.append(Run(node.text if node.text is not None else d.cite_source(node), **style))
             case d.Image():
-                ctx.warn(line, f"image '{node.src}' inside text is shown as its alt text; "
-                               "put it in a paragraph of its own to show the picture")
+                ctx.warn(
+                    line,
+                    f"image '{node.src}' inside text is shown as its alt text; "
+                    "put it in a paragraph of its own to show the picture",
+                )
                 out.append(Run(f"[{node.alt}]", **style))
             case d.HtmlSpan() if comp.is_custom_tag(node.tag):
                 pass  # a component: its paragraph shows it as a picture (see _blocks)
@@ -236,7 +257,7 @@ def _html_look(node: d.HtmlSpan, ctx: Context, line: int) -> dict[str, Any]:
     return fields
 
 
-def link_target(url: str, ctx: Context, line: int) -> dict:
+def link_target(url: str, ctx: Context, line: int) -> dict[str, Any]:
     """Run fields for a link: ``slide`` for ``#id``, ``url`` otherwise (``x.md`` -> ``x.pptx``)."""
     if url.startswith("#"):
         slide = ctx.deck.slide_by_id(url[1:])
@@ -272,9 +293,15 @@ def _add_para(items: list[Item], para: Para) -> None:
     last.paras.append(para)
 
 
-def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth: int,
-            marker: tuple[str, int] | None, italic: bool = False,
-            units: Mapping[object, d.Timing] | None = None) -> None:
+def _blocks(  # noqa: C901 (one branch per block node type)
+    blocks: tuple[d.Block, ...],
+    ctx: Context,
+    items: list[Item],
+    depth: int,
+    marker: tuple[str, int] | None,
+    italic: bool = False,
+    units: Mapping[object, d.Timing] | None = None,
+) -> None:
     """Append items for ``blocks``; ``marker`` (kind, number) goes on the first paragraph.
 
     With ``ctx.animate``, what a click reveals gets its click (``appear``/``vanish``): a ``<v-click>``'s
@@ -312,11 +339,13 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
                     _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic, units)
                     _stamp(items, mark, units.get(id(item)))
             case d.CodeBlock() if comp.is_diagram(block):
-                items.append(FigureItem(comp.diagram_key(block.code), mermaid.alt_text(block.code), None, block.line,
-                                        PICTURE_EMU_PER_PX))
+                items.append(
+                    FigureItem(
+                        comp.diagram_key(block.code), mermaid.alt_text(block.code), None, block.line, PICTURE_EMU_PER_PX
+                    )
+                )
             case d.CodeBlock():
-                numbered = block.line_numbers if block.line_numbers is not None else \
-                    ctx.deck.settings.line_numbers
+                numbered = block.line_numbers if block.line_numbers is not None else ctx.deck.settings.line_numbers
                 code = code_item(block, ctx.sizes.code, block.start_line if numbered else 0)
                 if ctx.animate and len(block.steps) > 1 and block.clicks:
                     code.steps, code.clicks = block.steps, block.clicks
@@ -329,8 +358,15 @@ def _blocks(blocks: tuple[d.Block, ...], ctx: Context, items: list[Item], depth:
             case d.Table():
                 items.append(table_item(block, ctx))
             case d.Figure():
-                items.append(FigureItem(block.src, block.alt, _caption(block.title, ctx), block.line,
-                                        DRAWN_EMU_PER_PX if figbox.split(block.src)[1] else 0))
+                items.append(
+                    FigureItem(
+                        block.src,
+                        block.alt,
+                        _caption(block.title, ctx),
+                        block.line,
+                        DRAWN_EMU_PER_PX if figbox.split(block.src)[1] else 0,
+                    )
+                )
             case d.Quote():
                 _blocks(block.blocks, ctx, items, depth + 1 if depth else depth, None, italic=True, units=units)
             case d.Click():
@@ -407,8 +443,9 @@ def _timed(para: Para, timing: d.Timing) -> Para:
 
 
 def _component(node: d.Inline) -> bool:
-    return isinstance(node, (d.HtmlSpan, d.RawInline)) and bool(comp.html_instances(
-        f"<{node.tag}{node.attrs}>" if isinstance(node, d.HtmlSpan) else node.html, 0, 0))
+    return isinstance(node, (d.HtmlSpan, d.RawInline)) and bool(
+        comp.html_instances(f"<{node.tag}{node.attrs}>" if isinstance(node, d.HtmlSpan) else node.html, 0, 0)
+    )
 
 
 def _component_item(inst: comp.Instance) -> FigureItem:
@@ -441,13 +478,17 @@ def _raw_html(block: d.RawHtml, ctx: Context, items: list[Item] | None = None) -
         items.append(FigureItem(key, htmlpictures.alt_text(block), None, block.line, PICTURE_EMU_PER_PX))
         for url, offset in htmlpictures.iframes(html):
             if htmlpictures.remote(url):
-                ctx.warn(block.line + offset, f"<iframe> shows the web page {url}, which needs the network; "
-                                              "PowerPoint shows its address")
+                ctx.warn(
+                    block.line + offset,
+                    f"<iframe> shows the web page {url}, which needs the network; PowerPoint shows its address",
+                )
         return
     first = html.split("\n", 1)[0]
     first = first if len(first) <= 40 else first[:40] + "..."
-    ctx.warn(block.line, f"HTML block '{first}' is left out of PowerPoint, which cannot draw it natively "
-                         "(the HTML output shows it)")
+    ctx.warn(
+        block.line,
+        f"HTML block '{first}' is left out of PowerPoint, which cannot draw it natively (the HTML output shows it)",
+    )
 
 
 def _images_alone(block: d.Paragraph) -> list[d.Image]:
@@ -457,8 +498,9 @@ def _images_alone(block: d.Paragraph) -> list[d.Image]:
     return images if shown and len(images) == len(shown) else []
 
 
-def _text_para(block: d.Heading | d.Paragraph, ctx: Context, depth: int, marker: tuple[str, int] | None,
-               italic: bool) -> Para:
+def _text_para(
+    block: d.Heading | d.Paragraph, ctx: Context, depth: int, marker: tuple[str, int] | None, italic: bool
+) -> Para:
     """A heading or paragraph as one model paragraph; ``marker`` (kind, number) makes it a list item."""
     heading = isinstance(block, d.Heading)
     level = block.level if isinstance(block, d.Heading) else 0
@@ -469,9 +511,15 @@ def _text_para(block: d.Heading | d.Paragraph, ctx: Context, depth: int, marker:
     else:
         bullet, number = ("indent" if depth else None), 1
     return Para(
-        tuple(runs(block.children, ctx, block.line)), Pt(size), color=ctx.color,
-        bold=heading, italic=italic, align=ctx.align if not depth else "left",
-        level=max(depth - 1, 0), bullet=bullet, start=number,
+        tuple(runs(block.children, ctx, block.line)),
+        Pt(size),
+        color=ctx.color,
+        bold=heading,
+        italic=italic,
+        align=ctx.align if not depth else "left",
+        level=max(depth - 1, 0),
+        bullet=bullet,
+        start=number,
         space_before=Pt(size * (0.25 if depth else 0.6 if heading else 0.45)),
     )
 
@@ -519,7 +567,7 @@ def _highlight(code: str, lang: str) -> tuple[tuple[Run, ...], ...]:
     return tuple(tuple(line) or (Run(""),) for line in lines)
 
 
-def _styled(token, style):
+def _styled(token: Any, style: Any) -> Any:
     """``token`` or its nearest parent the style knows: lexers make token types of their own
     (``Token.Literal.Scalar.Plain``), which a style has no entry for."""
     while not style.styles_token(token) and token.parent is not None:
@@ -528,7 +576,7 @@ def _styled(token, style):
 
 
 @lru_cache(maxsize=1)
-def _code_style():
+def _code_style() -> Any:
     from pygments.styles import get_style_by_name
 
     return get_style_by_name(theme.CODE_STYLE)
@@ -554,8 +602,13 @@ def table_item(block: d.Table, ctx: Context) -> TableItem:
     aligns = list(block.aligns) + [""] * len(block.header)
 
     def cell(nodes: tuple[d.Inline, ...], col: int, header: bool) -> Para:
-        return Para(tuple(runs(nodes, replace(ctx, color=theme.TEXT, link_color=theme.ACCENT), block.line)),
-                    size, color=theme.TEXT, bold=header, align=aligns[col] or "left")
+        return Para(
+            tuple(runs(nodes, replace(ctx, color=theme.TEXT, link_color=theme.ACCENT), block.line)),
+            size,
+            color=theme.TEXT,
+            bold=header,
+            align=aligns[col] or "left",
+        )
 
     header = [cell(c, i, True) for i, c in enumerate(block.header)]
     rows = [[cell(c, i, False) for i, c in enumerate(row)] for row in block.rows]

@@ -50,6 +50,7 @@ def _blank(para: Para, background: str) -> Para:
 
 
 def _recolor(para: Para, background: str, amount: float) -> Para:
-    runs = tuple(replace(run, color=mix(run.color or para.color, background, amount), url=None, slide=None)
-                 for run in para.runs)
+    runs = tuple(
+        replace(run, color=mix(run.color or para.color, background, amount), url=None, slide=None) for run in para.runs
+    )
     return replace(para, runs=runs, color=mix(para.color, background, amount))

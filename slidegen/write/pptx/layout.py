@@ -121,8 +121,9 @@ KINDS: dict[str, Kind] = {name: Kind(spec, LOOKS.get(name, Look())) for name, sp
 DEFAULT = KINDS["default"]
 
 
-def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
-          math: MathCache | None = None, animate: bool = False) -> tuple[PresentationModel, list[Diagnostic]]:
+def build(
+    deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]], math: MathCache | None = None, animate: bool = False
+) -> tuple[PresentationModel, list[Diagnostic]]:
     """Lay out every slide of ``deck``.
 
     ``image_sizes`` maps each image src that has a file to its pixel size; a src missing
@@ -138,8 +139,9 @@ def build(deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]],
     width = look.slide_width(deck, HEIGHT)
     faces = deck.settings
     for slide in deck.slides:
-        model, slide_warnings = _slide(deck, slide, image_sizes,
-                                       display_path(deck.slide_path(slide)), math, width, animate)
+        model, slide_warnings = _slide(
+            deck, slide, image_sizes, display_path(deck.slide_path(slide)), math, width, animate
+        )
         slides.append(look.typefaces(faces, replace(model, notes_footer=notes_footer(slide))))
         warnings += slide_warnings
     author = str(deck.headmatter.get("author", "") or "")
@@ -163,13 +165,21 @@ def notes_footer(slide: d.Slide) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- one slide
 
 
-def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, int]], where: str,
-           math: MathCache, width: int = WIDTH, animate: bool = False) -> tuple[SlideModel, list[Diagnostic]]:
+def _slide(
+    deck: d.Deck,
+    slide: d.Slide,
+    image_sizes: Mapping[str, tuple[int, int]],
+    where: str,
+    math: MathCache,
+    width: int = WIDTH,
+    animate: bool = False,
+) -> tuple[SlideModel, list[Diagnostic]]:
     kind = KINDS.get(slide.layout)
     fixed: list[Diagnostic] = []
     if kind is None:
-        fixed.append(Diagnostic(where, slide.line, 1, f"unknown layout '{slide.layout}'; "
-                                "laid out as 'default'", "warning"))
+        fixed.append(
+            Diagnostic(where, slide.line, 1, f"unknown layout '{slide.layout}'; laid out as 'default'", "warning")
+        )
         kind = DEFAULT
     else:  # a background colour or colorSchema: dark sets the tone; zoom: scales the text
         toned = background.slide_layout(slide, deck.settings.dark)
@@ -192,28 +202,48 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
         """``place`` at the largest sizes where it fits; at the smallest (and a warning) if none does."""
         for scale in SCALES:
             found: list[Diagnostic] = []
-            ctx = Context(deck, Sizes.at(scale, kind.look.body_scale), color=color,
-                          link_color=theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT, align=kind.layout.align,
-                          warn=sink(found), math=math, pictures=frozenset(image_sizes), animate=animate,
-                          where=where)
+            ctx = Context(
+                deck,
+                Sizes.at(scale, kind.look.body_scale),
+                color=color,
+                link_color=theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT,
+                align=kind.layout.align,
+                warn=sink(found),
+                math=math,
+                pictures=frozenset(image_sizes),
+                animate=animate,
+                where=where,
+            )
             placed, fits = place(ctx)
             if fits:
                 break
         else:
-            found.append(Diagnostic(where, slide.line, 1, f"slide {slide.index} does not fit even at "
-                                    f"{ctx.sizes.body:g} pt; split it or cut some content", "warning"))
+            found.append(
+                Diagnostic(
+                    where,
+                    slide.line,
+                    1,
+                    f"slide {slide.index} does not fit even at {ctx.sizes.body:g} pt; split it or cut some content",
+                    "warning",
+                )
+            )
         warnings.extend(w for w in found if w not in warnings)
         return placed
 
-    footnotes, notes_h = _footnotes(slide, kind, Context(deck, Sizes.at(1.0), color=color, warn=sink(warnings)),
-                                    region)
+    footnotes, notes_h = _footnotes(slide, kind, Context(deck, Sizes.at(1.0), color=color, warn=sink(warnings)), region)
     if kind.layout.centered:
         author = str(deck.headmatter.get("author") or "") if slide.layout == "cover" else ""
         group = tuple(b for column in columns for b in column)  # one group: the slots one after the other
         placed = fit(lambda ctx: _place_centered(slide, kind, ctx, group, region, image_sizes, author))
     else:
-        plain = Context(deck, Sizes.at(1.0, kind.look.body_scale), color=color, math=math,
-                        pictures=frozenset(image_sizes), where=where)
+        plain = Context(
+            deck,
+            Sizes.at(1.0, kind.look.body_scale),
+            color=color,
+            math=math,
+            pictures=frozenset(image_sizes),
+            where=where,
+        )
         placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
         top: int = BODY_TOP if placed else Inches(0.5)
         end: int = BODY_BOTTOM - (notes_h + GAP if notes_h else 0)
@@ -232,8 +262,12 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
             placed += fit(in_column(col, area))
     if kind.layout.image == "full":  # placeholders are drawn first: the picture behind would hide the title
         placed = [replace(s, placeholder=None) if isinstance(s, TextBox) else s for s in placed]
-    shapes += placed + footnotes + _footer(deck, slide, kind, _footer_band(kind, region, width)) + \
-        _master_marks(slide, kind, placed, _footer_band(kind, region, width))
+    shapes += (
+        placed
+        + footnotes
+        + _footer(deck, slide, kind, _footer_band(kind, region, width))
+        + _master_marks(slide, kind, placed, _footer_band(kind, region, width))
+    )
     shapes = behind + look.recolor(slide, shapes)
     # copies drawn behind: a paragraph's states (inline clicks, pptx/spans.py), faded paragraphs (fades.py);
     # a formula's line steps: a dimmed copy per step (math_steps.py)
@@ -242,15 +276,27 @@ def _slide(deck: d.Deck, slide: d.Slide, image_sizes: Mapping[str, tuple[int, in
     notes = tuple(notes_lines(slide.notes_blocks)) or tuple((slide.notes or "").splitlines())
     titled = any(isinstance(s, TextBox) and s.placeholder == "title" for s in shapes)
     template = kind.look.template if titled else "Blank"
-    model = SlideModel(slide.index, slide.layout, template, tuple(shapes),
-                       background=fill or (theme.ACCENT_DARK_BG if kind.layout.dark else None), notes=notes,
-                       transition=look.transition(deck, slide))
+    model = SlideModel(
+        slide.index,
+        slide.layout,
+        template,
+        tuple(shapes),
+        background=fill or (theme.ACCENT_DARK_BG if kind.layout.dark else None),
+        notes=notes,
+        transition=look.transition(deck, slide),
+    )
     return model, fixed + warnings
 
 
-def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
-             image_sizes: Mapping[str, tuple[int, int]], where: str,
-             warnings: list[Diagnostic], width: int = WIDTH) -> tuple[list[tuple[d.Block, ...]], Box, list[Shape]]:
+def _regions(
+    slide: d.Slide,
+    spec: Layout,
+    blocks: tuple[d.Block, ...],
+    image_sizes: Mapping[str, tuple[int, int]],
+    where: str,
+    warnings: list[Diagnostic],
+    width: int = WIDTH,
+) -> tuple[list[tuple[d.Block, ...]], Box, list[Shape]]:
     """The slots to lay out (one column each), the region (title and body) they share, and any half-slide image.
 
     In a layout with a header (``two-cols-header``) the columns are the named slots only: the default
@@ -289,33 +335,55 @@ def _regions(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...],
     pad = Inches(0) if side == "full" else Inches(0.4)
     picture: list[Shape] = []
     alt = str(slide.frontmatter.get("alt") or slide.title or src)
-    _place_figure(FigureItem(str(src), alt, None, slide.line, DRAWN_EMU_PER_PX if figbox.split(str(src))[1] else 0),
-                  Box(side_box.x + pad, side_box.y + pad, side_box.w - 2 * pad, side_box.h - 2 * pad),
-                  image_sizes, picture, None, middle=True)
+    _place_figure(
+        FigureItem(str(src), alt, None, slide.line, DRAWN_EMU_PER_PX if figbox.split(str(src))[1] else 0),
+        Box(side_box.x + pad, side_box.y + pad, side_box.w - 2 * pad, side_box.h - 2 * pad),
+        image_sizes,
+        picture,
+        None,
+        middle=True,
+    )
     return columns, region, picture
 
 
 def _web_page(slide: d.Slide, box: Box, where: str, warnings: list[Diagnostic]) -> TextBox:
     """An iframe layout's web page: PowerPoint cannot embed it, so its address, as a link, and a warning."""
     url = str(slide.frontmatter.get("url") or "")
-    warnings.append(Diagnostic(where, slide.line, 1, f"{slide.layout} slide shows the web page {url}, which needs "
-                               "the network; PowerPoint shows its address", "warning"))
+    warnings.append(
+        Diagnostic(
+            where,
+            slide.line,
+            1,
+            f"{slide.layout} slide shows the web page {url}, which needs the network; PowerPoint shows its address",
+            "warning",
+        )
+    )
     inner = Box(box.x + Inches(0.4), box.y + Inches(0.4), box.w - Inches(0.8), box.h - Inches(0.8))
-    paras = (Para((Run("Web page (opens with the network):"),), Pt(16), color=theme.MUTED, align="center"),
-             Para((Run(url, url=url, color=theme.ACCENT),), Pt(20), align="center", space_before=Pt(8)))
+    paras = (
+        Para((Run("Web page (opens with the network):"),), Pt(16), color=theme.MUTED, align="center"),
+        Para((Run(url, url=url, color=theme.ACCENT),), Pt(20), align="center", space_before=Pt(8)),
+    )
     return TextBox(inner, paras, "Web page", fill=theme.CODE_BACKGROUND, anchor="middle", inset=TEXT_INSET)
 
 
-def _bands(slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...]) -> tuple[tuple[d.Block, ...],
-                                                                               tuple[d.Block, ...]]:
+def _bands(
+    slide: d.Slide, spec: Layout, blocks: tuple[d.Block, ...]
+) -> tuple[tuple[d.Block, ...], tuple[d.Block, ...]]:
     """The blocks spanning the slide above the columns (the header) and below them (the bottom slot)."""
     header = blocks if spec.header else ()
     bottom = tuple(slide.slots.get(spec.bottom, ())) if spec.bottom else ()
     return header, bottom
 
 
-def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Block, ...], region: Box,
-                    image_sizes: Mapping[str, tuple[int, int]], author: str) -> tuple[list[Shape], bool]:
+def _place_centered(
+    slide: d.Slide,
+    kind: Kind,
+    ctx: Context,
+    blocks: tuple[d.Block, ...],
+    region: Box,
+    image_sizes: Mapping[str, tuple[int, int]],
+    author: str,
+) -> tuple[list[Shape], bool]:
     """Title and body as one group in the middle of the slide (cover, center, section...).
 
     The cover's first text box fills the subtitle placeholder and ends with ``author``.
@@ -324,8 +392,13 @@ def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Bl
     title_h = _para_height(title, region.w) + 2 * TEXT_INSET if title else 0
     items = flatten(blocks, ctx)
     if author:
-        para = Para((Run(author),), Pt(ctx.sizes.body), color=theme.MUTED, align=ctx.align,
-                    space_before=Pt(ctx.sizes.body) if items else Pt(0))
+        para = Para(
+            (Run(author),),
+            Pt(ctx.sizes.body),
+            color=theme.MUTED,
+            align=ctx.align,
+            space_before=Pt(ctx.sizes.body) if items else Pt(0),
+        )
         if items and isinstance(items[-1], Flow):
             items[-1].paras.append(para)
         else:
@@ -343,13 +416,16 @@ def _place_centered(slide: d.Slide, kind: Kind, ctx: Context, blocks: tuple[d.Bl
     y = top + max(free, 0) // 2
     shapes: list[Shape] = []
     if title:
-        shapes.append(TextBox(Box(region.x, y, region.w, title_h), (title,), "Title", "title",
-                              anchor="middle", inset=TEXT_INSET))
+        shapes.append(
+            TextBox(Box(region.x, y, region.w, title_h), (title,), "Title", "title", anchor="middle", inset=TEXT_INSET)
+        )
         y += title_h + after
     body, fits = _column(items, Box(region.x, y, region.w, bottom - y), ctx, image_sizes, center=True)
     if slide.layout == "cover" and title:  # a subtitle needs the title slide layout, which a slide without title lacks
-        body = [replace(s, placeholder="subtitle", name="Subtitle") if i == 0 and isinstance(s, TextBox)
-                else s for i, s in enumerate(body)]
+        body = [
+            replace(s, placeholder="subtitle", name="Subtitle") if i == 0 and isinstance(s, TextBox) else s
+            for i, s in enumerate(body)
+        ]
     return shapes + body, fits and free >= 0
 
 
@@ -358,8 +434,11 @@ def _place_title(slide: d.Slide, kind: Kind, ctx: Context, region: Box) -> list[
     title = _title_para(slide, kind, ctx, region.w, TITLE_H)
     if title is None:
         return []
-    return [TextBox(Box(region.x, TITLE_TOP, region.w, TITLE_H), (title,), "Title", "title",
-                    anchor="bottom", inset=TEXT_INSET)]
+    return [
+        TextBox(
+            Box(region.x, TITLE_TOP, region.w, TITLE_H), (title,), "Title", "title", anchor="bottom", inset=TEXT_INSET
+        )
+    ]
 
 
 def shown_title(slide: d.Slide) -> d.Slide:
@@ -386,8 +465,14 @@ def _title_para(slide: d.Slide, kind: Kind, ctx: Context, width: int, height: in
     body = tuple(runs(inlines, replace(ctx, link_color=ctx.color), slide.line))
     size = kind.look.title_pt
     while True:
-        para = Para(body, Pt(size), color=ctx.color, bold=kind.look.title_bold, italic=kind.look.title_italic,
-                    align=kind.layout.align)
+        para = Para(
+            body,
+            Pt(size),
+            color=ctx.color,
+            bold=kind.look.title_bold,
+            italic=kind.look.title_italic,
+            align=kind.layout.align,
+        )
         if _para_height(para, width) + 2 * TEXT_INSET <= height or size - 2 < kind.look.title_pt * 0.6:
             return para
         size -= 2
@@ -451,8 +536,9 @@ def _table_dims(item: TableItem, width: int) -> tuple[list[int], list[int]]:
     cols = [int(Pt(n * scale)) for n in natural]
     heights = []
     for row in rows:
-        h = max((_para_height(cell, cols[i] - 2 * CELL_MARGIN_X + 2 * TEXT_INSET) for i, cell in enumerate(row)),
-                default=0)
+        h = max(
+            (_para_height(cell, cols[i] - 2 * CELL_MARGIN_X + 2 * TEXT_INSET) for i, cell in enumerate(row)), default=0
+        )
         heights.append(h + 2 * CELL_MARGIN_Y)
     return cols, heights
 
@@ -502,7 +588,7 @@ def _caption_height(item: FigureItem, width: int) -> int:
     return _para_height(item.caption, width) + 2 * TEXT_INSET if item.caption else 0
 
 
-def _column_height(items: list[Item], width: int, image_sizes, ctx: Context) -> int:
+def _column_height(items: list[Item], width: int, image_sizes: Mapping[str, tuple[int, int]], ctx: Context) -> int:
     """Natural height of a column (figures at full width, capped at two thirds of the body)."""
     total = GAP * max(len(items) - 1, 0)
     for item in items:
@@ -517,12 +603,15 @@ def _column_height(items: list[Item], width: int, image_sizes, ctx: Context) -> 
 # --------------------------------------------------------------------------- placing
 
 
-def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str, tuple[int, int]],
-            center: bool) -> tuple[list[Shape], bool]:
+def _column(
+    items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str, tuple[int, int]], center: bool
+) -> tuple[list[Shape], bool]:
     """Shapes for ``items`` stacked from the top of ``area``; False when they overflow it."""
     figures = [it for it in items if isinstance(it, FigureItem)]
-    fixed = sum(_fixed_height(it, area.w, ctx) + (_caption_height(it, area.w) if isinstance(it, FigureItem) else 0)
-                for it in items) + GAP * max(len(items) - 1, 0)
+    fixed = sum(
+        _fixed_height(it, area.w, ctx) + (_caption_height(it, area.w) if isinstance(it, FigureItem) else 0)
+        for it in items
+    ) + GAP * max(len(items) - 1, 0)
     free = area.h - fixed
     per_figure = free // len(figures) if figures else 0
     fits = free >= sum(_figure_least(it, area.w, image_sizes) for it in figures)
@@ -535,27 +624,59 @@ def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str
             h = _flow_height(item.paras, area.w)
             box = Box(area.x, y, area.w, h)
             if center and any(p.bullet for p in item.paras):
-                w = min(area.w, int(Pt(max(max(_line_widths(p)) + Emu(_indent(p)).pt for p in item.paras)
-                                       * 1.1)) + 2 * TEXT_INSET)
+                w = min(
+                    area.w,
+                    int(Pt(max(max(_line_widths(p)) + Emu(_indent(p)).pt for p in item.paras) * 1.1)) + 2 * TEXT_INSET,
+                )
                 box = Box(area.x + (area.w - w) // 2, y, w, h)
             shapes.append(TextBox(box, tuple(item.paras), "Text", inset=TEXT_INSET))
         elif isinstance(item, CodeItem):
             paras = _fit_code(item, area.w)
             h = _flow_height(paras, area.w, CODE_INSET)
-            shapes += code_steps.boxes(TextBox(Box(area.x, y, area.w, h), tuple(paras), "Code",
-                                               fill=theme.CODE_BACKGROUND, inset=CODE_INSET,
-                                               appear=item.appear, vanish=item.vanish), item.steps, item.clicks)
+            shapes += code_steps.boxes(
+                TextBox(
+                    Box(area.x, y, area.w, h),
+                    tuple(paras),
+                    "Code",
+                    fill=theme.CODE_BACKGROUND,
+                    inset=CODE_INSET,
+                    appear=item.appear,
+                    vanish=item.vanish,
+                ),
+                item.steps,
+                item.clicks,
+            )
         elif isinstance(item, TableItem):
             cols, rows = _table_dims(item, area.w)
             w, h = sum(cols), sum(rows)
             x = area.x + (area.w - w) // 2 if center else area.x
-            shapes.append(Table(Box(x, y, w, h), tuple(item.header), tuple(tuple(r) for r in item.rows),
-                                tuple(cols), tuple(rows), appear=item.appear, vanish=item.vanish))
+            shapes.append(
+                Table(
+                    Box(x, y, w, h),
+                    tuple(item.header),
+                    tuple(tuple(r) for r in item.rows),
+                    tuple(cols),
+                    tuple(rows),
+                    appear=item.appear,
+                    vanish=item.vanish,
+                )
+            )
         elif isinstance(item, MathItem):
             w, h = _math_size(item, ctx, area.w)
-            shapes.append(Equation(Box(area.x + (area.w - w) // 2, y, w, h), item.tex, item.omml, item.png,
-                                   Pt(ctx.sizes.math), ctx.color, appear=item.appear, vanish=item.vanish,
-                                   steps=item.steps, clicks=item.clicks))
+            shapes.append(
+                Equation(
+                    Box(area.x + (area.w - w) // 2, y, w, h),
+                    item.tex,
+                    item.omml,
+                    item.png,
+                    Pt(ctx.sizes.math),
+                    ctx.color,
+                    appear=item.appear,
+                    vanish=item.vanish,
+                    steps=item.steps,
+                    clicks=item.clicks,
+                )
+            )
         elif isinstance(item, FigureItem):
             placed = len(shapes)
             h = _place_figure(item, Box(area.x, y, area.w, per_figure), image_sizes, shapes, ctx)
@@ -563,8 +684,16 @@ def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str
                 shapes[placed:] = [replace(s, appear=item.appear, vanish=item.vanish) for s in shapes[placed:]]
             if item.caption:
                 cap_h = _caption_height(item, area.w)
-                shapes.append(TextBox(Box(area.x, y + h, area.w, cap_h), (item.caption,), "Caption",
-                                      inset=TEXT_INSET, appear=item.appear, vanish=item.vanish))
+                shapes.append(
+                    TextBox(
+                        Box(area.x, y + h, area.w, cap_h),
+                        (item.caption,),
+                        "Caption",
+                        inset=TEXT_INSET,
+                        appear=item.appear,
+                        vanish=item.vanish,
+                    )
+                )
                 h += cap_h
         else:
             assert_never(item)
@@ -572,13 +701,18 @@ def _column(items: list[Item], area: Box, ctx: Context, image_sizes: Mapping[str
     return shapes, fits and y - GAP <= area.bottom
 
 
-def _place_figure(item: FigureItem, area: Box, image_sizes: Mapping[str, tuple[int, int]],
-                  shapes: list[Shape], ctx: Context | None, middle: bool = False) -> int:
+def _place_figure(
+    item: FigureItem,
+    area: Box,
+    image_sizes: Mapping[str, tuple[int, int]],
+    shapes: list[Shape],
+    ctx: Context | None,
+    middle: bool = False,
+) -> int:
     """Add the picture fitted in ``area`` (centred), or a placeholder; return the height used."""
     if item.src not in image_sizes:
         if ctx:
-            ctx.warn(item.line, f"image '{item.src}' was not found (or is not a PNG/JPEG); "
-                                "a placeholder is shown")
+            ctx.warn(item.line, f"image '{item.src}' was not found (or is not a PNG/JPEG); a placeholder is shown")
         shapes.append(_missing(Box(area.x, area.y, area.w, MIN_FIGURE_H), item.src))
         return MIN_FIGURE_H
     w, h = image_sizes[item.src]
@@ -615,8 +749,11 @@ def _footnotes(slide: d.Slide, kind: Kind, ctx: Context, region: Box) -> tuple[l
 
 #: The rule under a title, by layout: (width, height, gap under the title) in px of the HTML slide, centred or not.
 RULES: dict[str, tuple[int, int, int, bool]] = {
-    "cover": (110, 6, 22, False), "section": (110, 5, 14, False), "center": (72, 5, 14, True),
-    "statement": (72, 5, 14, True), "end": (72, 5, 14, True),
+    "cover": (110, 6, 22, False),
+    "section": (110, 5, 14, False),
+    "center": (72, 5, 14, True),
+    "statement": (72, 5, 14, True),
+    "end": (72, 5, 14, True),
 }
 NO_RULE = ("fact", "quote", "full", "none", "image", "iframe")
 
@@ -632,8 +769,11 @@ def _master_marks(slide: d.Slide, kind: Kind, placed: list[Shape], band: Box) ->
         w, h, gap, centred = RULES.get(slide.layout, (72, 5, 14, False))
         para = title.paras[0]
         text_h = _para_height(para, title.box.w) + 2 * TEXT_INSET
-        text_bottom = title.box.bottom if title.anchor == "bottom" else (
-            title.box.y + (title.box.h + text_h) // 2 if title.anchor == "middle" else title.box.y + text_h)
+        text_bottom = (
+            title.box.bottom
+            if title.anchor == "bottom"
+            else (title.box.y + (title.box.h + text_h) // 2 if title.anchor == "middle" else title.box.y + text_h)
+        )
         left = title.box.x + TEXT_INSET
         if centred or para.align == "center":
             left = title.box.x + (title.box.w - w * PX) // 2
@@ -664,8 +804,18 @@ def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape
     left = Para((Run(label),), size, color=color)
     number = Para((Run(str(slide.index), field="slidenum"),), size, color=color, align="right")
     return [
-        TextBox(Box(region.x, FOOTER_TOP, region.w - number_w, FOOTER_H), (left,), "Footer",
-                anchor="middle", inset=TEXT_INSET),
-        TextBox(Box(region.right - number_w, FOOTER_TOP, number_w, FOOTER_H), (number,), "Slide number",
-                anchor="middle", inset=TEXT_INSET),
+        TextBox(
+            Box(region.x, FOOTER_TOP, region.w - number_w, FOOTER_H),
+            (left,),
+            "Footer",
+            anchor="middle",
+            inset=TEXT_INSET,
+        ),
+        TextBox(
+            Box(region.right - number_w, FOOTER_TOP, number_w, FOOTER_H),
+            (number,),
+            "Slide number",
+            anchor="middle",
+            inset=TEXT_INSET,
+        ),
     ]

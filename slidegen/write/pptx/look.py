@@ -31,8 +31,9 @@ def slide_width(deck: d.Deck, height: int) -> int:
     return int(Emu(height * w // h))
 
 
-def backdrop(slide: d.Slide, width: int, height: int,
-             image_sizes: Mapping[str, tuple[int, int]]) -> tuple[str | None, list[Shape]]:
+def backdrop(
+    slide: d.Slide, width: int, height: int, image_sizes: Mapping[str, tuple[int, int]]
+) -> tuple[str | None, list[Shape]]:
     """The slide's background colour (``None``: its tone's) and the faded picture behind everything, covering
     the slide as CSS's ``background-size: cover`` does (centred; the slide's edges cut what overhangs)."""
     found = background.of_slide(slide)
@@ -58,13 +59,23 @@ def recolor(slide: d.Slide, shapes: list[Shape]) -> list[Shape]:
         runs = tuple(replace(r, color=text) if r.color in _THEME_TEXT else r for r in p.runs)
         return replace(p, color=text if p.color in _THEME_TEXT else p.color, runs=runs)
 
-    return [replace(s, paras=tuple(para(p) for p in s.paras)) if isinstance(s, TextBox) and s.fill is None else s
-            for s in shapes]
+    return [
+        replace(s, paras=tuple(para(p) for p in s.paras)) if isinstance(s, TextBox) and s.fill is None else s
+        for s in shapes
+    ]
 
 
 #: The PowerPoint transition each of Slidev's draws as (``None``: none).
-_PPTX_TRANSITIONS = {"fade": "fade", "fade-out": "fade", "view-transition": "fade", "slide-left": "push-l",
-                     "slide-right": "push-r", "slide-up": "push-u", "slide-down": "push-d", "none": None}
+_PPTX_TRANSITIONS = {
+    "fade": "fade",
+    "fade-out": "fade",
+    "view-transition": "fade",
+    "slide-left": "push-l",
+    "slide-right": "push-r",
+    "slide-up": "push-u",
+    "slide-down": "push-d",
+    "none": None,
+}
 
 
 def transition(deck: d.Deck, slide: d.Slide) -> str | None:
@@ -90,8 +101,9 @@ def typefaces(look: settings.DeckSettings, slide: SlideModel) -> SlideModel:
         if isinstance(s, TextBox):
             return replace(s, paras=tuple(para(p) for p in s.paras))
         if isinstance(s, Table):
-            return replace(s, header=tuple(para(p) for p in s.header),
-                           rows=tuple(tuple(para(p) for p in row) for row in s.rows))
+            return replace(
+                s, header=tuple(para(p) for p in s.header), rows=tuple(tuple(para(p) for p in row) for row in s.rows)
+            )
         return s
 
     return replace(slide, shapes=tuple(shape(s) for s in slide.shapes))

@@ -43,8 +43,11 @@ def copies(eq: Equation, background: str) -> list[Equation]:
     for number, (step, start) in enumerate(zip(eq.steps, starts, strict=True)):
         last = number == len(starts) - 1
         end = eq.vanish if last else (min(eq.vanish, starts[number + 1]) if eq.vanish else starts[number + 1])
-        out.append(replace(eq, omml=dimmed(eq.omml, step, dim, size), appear=max(start, eq.appear),
-                           vanish=end, steps=(), clicks=()))
+        out.append(
+            replace(
+                eq, omml=dimmed(eq.omml, step, dim, size), appear=max(start, eq.appear), vanish=end, steps=(), clicks=()
+            )
+        )
     return out
 
 

@@ -21,8 +21,18 @@ A14 = "http://schemas.microsoft.com/office/drawing/2010/main"
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 
 #: Accents mathml_to_omml writes as ``m:limUpp`` (a limit) instead of ``m:acc``.
-ACCENT_CHARS = {"^": "\u0302", "~": "\u0303", "˜": "\u0303", "˙": "\u0307", "¨": "\u0308",
-                "ˇ": "\u030c", "´": "\u0301", "`": "\u0300", "˘": "\u0306", "¯": "\u0304"}
+ACCENT_CHARS = {
+    "^": "\u0302",
+    "~": "\u0303",
+    "˜": "\u0303",
+    "˙": "\u0307",
+    "¨": "\u0308",
+    "ˇ": "\u030c",
+    "´": "\u0301",
+    "`": "\u0300",
+    "˘": "\u0306",
+    "¯": "\u0304",
+}
 
 
 def _m(tag: str) -> str:
@@ -61,7 +71,7 @@ def latex_to_omml(tex: str) -> str:
     _fix_accents(omath)
     _fix_nary(omath)
     _mark_literals(omath)
-    return etree.tostring(omath, encoding="unicode")
+    return str(etree.tostring(omath, encoding="unicode"))
 
 
 def top_level_rows(tex: str) -> bool:
@@ -112,8 +122,11 @@ def _mark_literals(omath: etree._Element) -> None:
         balanced = balanced and depth == 0
         for i, (run, text) in enumerate(zip(group_runs, texts, strict=True)):
             edge = i == 0 or i == len(group_runs) - 1
-            if (ALWAYS_LITERAL & set(text) or (not balanced and set(text) & set("()"))
-                    or (edge and text.strip() in OPERATORS)):
+            if (
+                ALWAYS_LITERAL & set(text)
+                or (not balanced and set(text) & set("()"))
+                or (edge and text.strip() in OPERATORS)
+            ):
                 rpr = run.find(_m("rPr"))
                 if rpr is None:
                     rpr = etree.Element(_m("rPr"))
@@ -148,11 +161,12 @@ def _fix_accents(omath: etree._Element) -> None:
         lim_upp.getparent().replace(lim_upp, acc)
 
 
-
 def display_math(omml: str, size: int, color: str) -> str:
     """The ``m:oMathPara`` (``xmlns:m`` declared, centred) holding ``omml`` styled by :func:`styled_omath`."""
-    return (f'<m:oMathPara xmlns:m="{M}"><m:oMathParaPr><m:jc m:val="centerGroup"/></m:oMathParaPr>'
-            f"{styled_omath(omml, size, color)}</m:oMathPara>")
+    return (
+        f'<m:oMathPara xmlns:m="{M}"><m:oMathParaPr><m:jc m:val="centerGroup"/></m:oMathParaPr>'
+        f"{styled_omath(omml, size, color)}</m:oMathPara>"
+    )
 
 
 @lru_cache(maxsize=256)
@@ -169,8 +183,7 @@ def styled_omath(omml: str, size: int, color: str) -> str:
         etree.SubElement(fill, f"{{{A}}}srgbClr").set("val", color)
         etree.SubElement(rpr, f"{{{A}}}latin").set("typeface", "Cambria Math")
         run.insert(1 if run.find(_m("rPr")) is not None else 0, rpr)
-    xml = etree.tostring(omath, encoding="unicode")
+    xml = str(etree.tostring(omath, encoding="unicode"))
     # both namespaces are declared where the formula goes (the slide and m:oMathPara)
     start, rest = xml.split(">", 1)
     return start.replace(f' xmlns:m="{M}"', "").replace(f' xmlns:a="{A}"', "") + ">" + rest
-

@@ -77,8 +77,9 @@ def _ph(attrs: Mapping[str, str]) -> str:
 
 
 @lru_cache(maxsize=512)
-def _run_props(size: int, bold: bool, italic: bool, underline: bool, strike: bool, color: str, font: str,
-               baseline: int = 0) -> str:
+def _run_props(
+    size: int, bold: bool, italic: bool, underline: bool, strike: bool, color: str, font: str, baseline: int = 0
+) -> str:
     """An ``a:rPr`` start tag and its fill and font; the caller adds any link and the end tag."""
     attrs = f'sz="{size}" b="{int(bold)}" i="{int(italic)}"'
     if underline:
@@ -116,9 +117,11 @@ class ShapeWriter:
         """A ``p:sp``: a text box, or the placeholder whose ``p:ph`` has the attributes ``placeholder``."""
         fill = _solid(shape.fill) if shape.fill else ""
         if placeholder is None and not shape.paras and shape.fill:  # a filled shape without text: a mark of the master
-            return (f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id}" name="{_attr(shape.name)}"/><p:cNvSpPr/><p:nvPr/>'
-                    f'</p:nvSpPr><p:spPr>{_xfrm(shape.box)}<a:prstGeom prst="rect"><a:avLst/></a:prstGeom>{fill}'
-                    '<a:ln><a:noFill/></a:ln></p:spPr></p:sp>')
+            return (
+                f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id}" name="{_attr(shape.name)}"/><p:cNvSpPr/><p:nvPr/>'
+                f'</p:nvSpPr><p:spPr>{_xfrm(shape.box)}<a:prstGeom prst="rect"><a:avLst/></a:prstGeom>{fill}'
+                "<a:ln><a:noFill/></a:ln></p:spPr></p:sp>"
+            )
         if placeholder is None:
             props = '<p:cNvSpPr txBox="1"/><p:nvPr/>'
             geometry = '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom>' + (fill or "<a:noFill/>")
@@ -131,10 +134,12 @@ class ShapeWriter:
             body += f' lIns="{inset}" rIns="{inset}"'
         if inset != DEFAULT_INSETS[1]:
             body += f' tIns="{inset}" bIns="{inset}"'
-        return (f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id}" name="{_attr(shape.name)}"/>{props}</p:nvSpPr>'
-                f"<p:spPr>{_xfrm(shape.box)}{geometry}</p:spPr>"
-                f'<p:txBody><a:bodyPr {body}><a:noAutofit/></a:bodyPr><a:lstStyle/>'
-                f"{self.paragraphs(shape.paras)}</p:txBody></p:sp>")
+        return (
+            f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id}" name="{_attr(shape.name)}"/>{props}</p:nvSpPr>'
+            f"<p:spPr>{_xfrm(shape.box)}{geometry}</p:spPr>"
+            f"<p:txBody><a:bodyPr {body}><a:noAutofit/></a:bodyPr><a:lstStyle/>"
+            f"{self.paragraphs(shape.paras)}</p:txBody></p:sp>"
+        )
 
     def paragraphs(self, paras: Sequence[Para]) -> str:
         """``a:p`` elements: alignment, spacing, list markers, then styled runs and line breaks."""
@@ -175,9 +180,16 @@ class ShapeWriter:
         return "".join(out)
 
     def _run(self, para: Para, run: Run, text: str) -> str:
-        props = _run_props(Emu(para.size).centipoints, run.bold or para.bold, run.italic or para.italic,
-                           run.underline, run.strike, run.color or para.color, run.font or para.font,
-                           run.baseline)
+        props = _run_props(
+            Emu(para.size).centipoints,
+            run.bold or para.bold,
+            run.italic or para.italic,
+            run.underline,
+            run.strike,
+            run.color or para.color,
+            run.font or para.font,
+            run.baseline,
+        )
         if run.url:
             props += f'<a:hlinkClick r:id="{self.links.url(run.url)}"/>'
         elif run.slide is not None:
@@ -189,8 +201,17 @@ class ShapeWriter:
             return f'<a:fld id="{{{field_id}}}" type="slidenum">{props}</a:rPr><a:t>{_text(text)}</a:t></a:fld>'
         return f"<a:r>{props}</a:rPr><a:t>{_text(text)}</a:t></a:r>"
 
-    def table(self, shape_id: int, shape: Table, *, name: str, margins: tuple[int, int], fills: tuple[str, str],
-              rule: str, rule_widths: tuple[int, int]) -> str:
+    def table(
+        self,
+        shape_id: int,
+        shape: Table,
+        *,
+        name: str,
+        margins: tuple[int, int],
+        fills: tuple[str, str],
+        rule: str,
+        rule_widths: tuple[int, int],
+    ) -> str:
         """A ``p:graphicFrame`` holding an ``a:tbl``: header row first, one paragraph per cell.
 
         ``margins`` are the cells' (horizontal, vertical) margins; ``fills`` and ``rule_widths``
@@ -200,45 +221,54 @@ class ShapeWriter:
         rows = []
         for r, row in enumerate((shape.header, *shape.rows)):
             head = 0 if r == 0 else 1
-            lines = ('<a:lnL w="0"><a:noFill/></a:lnL><a:lnR w="0"><a:noFill/></a:lnR><a:lnT w="0"><a:noFill/></a:lnT>'
-                     f'<a:lnB w="{int(rule_widths[head])}"><a:solidFill><a:srgbClr val="{rule.lstrip("#")}"/>'
-                     "</a:solidFill></a:lnB>")
-            props = (f'<a:tcPr marL="{mx}" marR="{mx}" marT="{my}" marB="{my}" anchor="ctr">{lines}'
-                     f"{_solid(fills[head])}</a:tcPr>")
+            lines = (
+                '<a:lnL w="0"><a:noFill/></a:lnL><a:lnR w="0"><a:noFill/></a:lnR><a:lnT w="0"><a:noFill/></a:lnT>'
+                f'<a:lnB w="{int(rule_widths[head])}"><a:solidFill><a:srgbClr val="{rule.lstrip("#")}"/>'
+                "</a:solidFill></a:lnB>"
+            )
+            props = (
+                f'<a:tcPr marL="{mx}" marR="{mx}" marT="{my}" marB="{my}" anchor="ctr">{lines}'
+                f"{_solid(fills[head])}</a:tcPr>"
+            )
             cells = "".join(
-                f"<a:tc><a:txBody><a:bodyPr/><a:lstStyle/>{self.paragraphs(row[c:c + 1])}</a:txBody>{props}</a:tc>"
-                for c in range(len(shape.col_widths)))
+                f"<a:tc><a:txBody><a:bodyPr/><a:lstStyle/>{self.paragraphs(row[c : c + 1])}</a:txBody>{props}</a:tc>"
+                for c in range(len(shape.col_widths))
+            )
             rows.append(f'<a:tr h="{int(shape.row_heights[r])}">{cells}</a:tr>')
         grid = "".join(f'<a:gridCol w="{int(w)}"/>' for w in shape.col_widths)
-        return (f'<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="{shape_id}" name="{_attr(name)}"/>'
-                '<p:cNvGraphicFramePr><a:graphicFrameLocks noGrp="1"/></p:cNvGraphicFramePr><p:nvPr/>'
-                f'</p:nvGraphicFramePr>{_xfrm(shape.box, "p:xfrm")}<a:graphic><a:graphicData uri="{TABLE_URI}">'
-                f'<a:tbl><a:tblPr firstRow="1"><a:tableStyleId>{TABLE_STYLE}</a:tableStyleId></a:tblPr>'
-                f'<a:tblGrid>{grid}</a:tblGrid>{"".join(rows)}</a:tbl></a:graphicData></a:graphic></p:graphicFrame>')
+        return (
+            f'<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="{shape_id}" name="{_attr(name)}"/>'
+            '<p:cNvGraphicFramePr><a:graphicFrameLocks noGrp="1"/></p:cNvGraphicFramePr><p:nvPr/>'
+            f'</p:nvGraphicFramePr>{_xfrm(shape.box, "p:xfrm")}<a:graphic><a:graphicData uri="{TABLE_URI}">'
+            f'<a:tbl><a:tblPr firstRow="1"><a:tableStyleId>{TABLE_STYLE}</a:tableStyleId></a:tblPr>'
+            f"<a:tblGrid>{grid}</a:tblGrid>{''.join(rows)}</a:tbl></a:graphicData></a:graphic></p:graphicFrame>"
+        )
 
     def picture(self, shape_id: int, box: Box, name: str, r_id: str, descr: str, opacity: float = 1.0) -> str:
         """A ``p:pic`` showing the image related to the slide as ``r_id``, stretched to ``box`` (faded below
         ``opacity`` 1)."""
         fade = f'<a:alphaModFix amt="{round(opacity * 100000)}"/>' if opacity < 1 else ""
-        return (f'<p:pic><p:nvPicPr><p:cNvPr id="{shape_id}" name="{_attr(name)}" descr="{_attr(descr)}"/>'
-                '<p:cNvPicPr><a:picLocks noChangeAspect="1"/></p:cNvPicPr><p:nvPr/></p:nvPicPr>'
-                f'<p:blipFill><a:blip r:embed="{r_id}">{fade}</a:blip><a:stretch><a:fillRect/></a:stretch></p:blipFill>'
-                f'<p:spPr>{_xfrm(box)}<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr></p:pic>')
+        return (
+            f'<p:pic><p:nvPicPr><p:cNvPr id="{shape_id}" name="{_attr(name)}" descr="{_attr(descr)}"/>'
+            '<p:cNvPicPr><a:picLocks noChangeAspect="1"/></p:cNvPicPr><p:nvPr/></p:nvPicPr>'
+            f'<p:blipFill><a:blip r:embed="{r_id}">{fade}</a:blip><a:stretch><a:fillRect/></a:stretch></p:blipFill>'
+            f'<p:spPr>{_xfrm(box)}<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr></p:pic>'
+        )
 
     def equation(self, shape_id: int, shape: Equation, r_id: str, descr: str) -> str:
         """An ``mc:AlternateContent``: the OMML alone in a text box (LibreOffice draws it only so),
         with the fallback picture (``r_id``) as ``shape_id`` and the text box as ``shape_id + 1``."""
         math = display_math(shape.omml, int(Emu(shape.size).pt * 100), shape.color.lstrip("#"))
         fallback = self.picture(shape_id, shape.box, "Equation fallback", r_id, descr)
-        return (f'<mc:AlternateContent xmlns:mc="{MC}"><mc:Choice xmlns:a14="{A14}" Requires="a14">'
-                f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id + 1}" name="Equation"/><p:cNvSpPr txBox="1"/><p:nvPr/>'
-                f'</p:nvSpPr><p:spPr>{_xfrm(shape.box)}<a:prstGeom prst="rect"><a:avLst/></a:prstGeom><a:noFill/>'
-                '</p:spPr><p:txBody><a:bodyPr wrap="none" lIns="0" tIns="0" rIns="0" bIns="0" anchor="ctr">'
-                f'<a:spAutoFit/></a:bodyPr><a:lstStyle/><a:p><a:pPr algn="ctr"/><a14:m>{math}</a14:m>'
-                "</a:p></p:txBody></p:sp></mc:Choice>"
-                f"<mc:Fallback>{fallback}</mc:Fallback></mc:AlternateContent>")
-
-
+        return (
+            f'<mc:AlternateContent xmlns:mc="{MC}"><mc:Choice xmlns:a14="{A14}" Requires="a14">'
+            f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id + 1}" name="Equation"/><p:cNvSpPr txBox="1"/><p:nvPr/>'
+            f'</p:nvSpPr><p:spPr>{_xfrm(shape.box)}<a:prstGeom prst="rect"><a:avLst/></a:prstGeom><a:noFill/>'
+            '</p:spPr><p:txBody><a:bodyPr wrap="none" lIns="0" tIns="0" rIns="0" bIns="0" anchor="ctr">'
+            f'<a:spAutoFit/></a:bodyPr><a:lstStyle/><a:p><a:pPr algn="ctr"/><a14:m>{math}</a14:m>'
+            "</a:p></p:txBody></p:sp></mc:Choice>"
+            f"<mc:Fallback>{fallback}</mc:Fallback></mc:AlternateContent>"
+        )
 
 
 def append_shapes(tree: etree._Element, shapes: Sequence[str]) -> None:
@@ -251,7 +281,7 @@ def set_background(c_sld: etree._Element, color: str) -> None:
     """Give the slide whose ``p:cSld`` is ``c_sld`` a solid background."""
     for old in c_sld.findall(f"{{{P}}}bg"):
         c_sld.remove(old)
-    bg = parse_xml(f'<p:cSld {_DECLS}><p:bg><p:bgPr>{_solid(color)}<a:effectLst/></p:bgPr></p:bg></p:cSld>')[0]
+    bg = parse_xml(f"<p:cSld {_DECLS}><p:bg><p:bgPr>{_solid(color)}<a:effectLst/></p:bgPr></p:bg></p:cSld>")[0]
     c_sld.insert(0, bg)
 
 
@@ -283,13 +313,16 @@ def notes_slide(placeholders: Sequence[tuple[str, Mapping[str, str]]], text: str
                 filled = True
                 paras = "".join(_plain_paragraph(line) for line in text.split("\n"))
             body = f"<p:txBody><a:bodyPr/><a:lstStyle/>{paras}</p:txBody>"
-        shapes.append(f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id}" name="{_attr(name)}"/><p:cNvSpPr>'
-                      f'<a:spLocks noGrp="1"/></p:cNvSpPr><p:nvPr>{_ph(ph)}</p:nvPr></p:nvSpPr><p:spPr/>{body}</p:sp>')
+        shapes.append(
+            f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id}" name="{_attr(name)}"/><p:cNvSpPr>'
+            f'<a:spLocks noGrp="1"/></p:cNvSpPr><p:nvPr>{_ph(ph)}</p:nvPr></p:nvSpPr><p:spPr/>{body}</p:sp>'
+        )
     return parse_xml(
         f'<p:notes {_DECLS}><p:cSld><p:spTree><p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/>'
         '</p:nvGrpSpPr><p:grpSpPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="0" cy="0"/><a:chOff x="0" y="0"/>'
         f'<a:chExt cx="0" cy="0"/></a:xfrm></p:grpSpPr>{"".join(shapes)}</p:spTree></p:cSld>'
-        "<p:clrMapOvr><a:masterClrMapping/></p:clrMapOvr></p:notes>")
+        "<p:clrMapOvr><a:masterClrMapping/></p:clrMapOvr></p:notes>"
+    )
 
 
 def _plain_paragraph(line: str) -> str:
@@ -314,7 +347,6 @@ def _placeholder_shapes(tree: etree._Element) -> Iterator[tuple[etree._Element, 
                 yield shape, ph
 
 
-
 def placeholders(tree: etree._Element) -> list[dict[str, str]]:
     """The ``p:ph`` attributes (those python-pptx copies to a new slide) of each placeholder in the
     ``p:spTree`` ``tree`` of a layout or master, in order."""
@@ -331,7 +363,6 @@ def stretch_placeholders(tree: etree._Element, k: float) -> None:
             ext.set("cx", str(int(int(ext.get("cx")) * k)))
 
 
-
 # --------------------------------------------------------------------------- package items
 
 PR = "http://schemas.openxmlformats.org/package/2006/relationships"
@@ -341,9 +372,11 @@ _DECLARATION = "<?xml version='1.0' encoding='UTF-8' standalone='yes'?>\n"
 
 def relationships(rels: Iterable[tuple[str, str, str, bool]]) -> bytes:
     """A ``.rels`` item, byte for byte as python-pptx writes it: (id, type, target, external) each, in order."""
-    items = "".join(f'<Relationship Id="{_attr(r_id)}" Type="{_attr(kind)}" Target="{_attr(target)}"'
-                    + (' TargetMode="External"/>' if external else "/>")
-                    for r_id, kind, target, external in rels)
+    items = "".join(
+        f'<Relationship Id="{_attr(r_id)}" Type="{_attr(kind)}" Target="{_attr(target)}"'
+        + (' TargetMode="External"/>' if external else "/>")
+        for r_id, kind, target, external in rels
+    )
     body = f'<Relationships xmlns="{PR}">{items}</Relationships>' if items else f'<Relationships xmlns="{PR}"/>'
     return (_DECLARATION + body).encode("utf-8")
 
@@ -359,4 +392,3 @@ def _guid(seed: str) -> str:
     """A GUID derived from ``seed``, in Office's upper-case 8-4-4-4-12 form."""
     h = hashlib.sha1(seed.encode("utf-8")).hexdigest()[:32].upper()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-

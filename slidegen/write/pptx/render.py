@@ -19,6 +19,7 @@ import zipfile
 from collections.abc import Mapping
 from io import BytesIO
 from pathlib import Path
+from typing import Any
 
 from pptx import Presentation
 from pptx.opc.constants import CONTENT_TYPE as CT
@@ -41,8 +42,11 @@ from slidegen.xmlchars import xml_safe
 PLACEHOLDER_IDX = {"title": 0, "subtitle": 1}
 #: The notes master's placeholders a notes slide gets, by ``p:ph`` type, and python-pptx's
 #: names for them (then " 1", " 2"...).
-NOTES_PLACEHOLDERS = {"sldImg": "Slide Image Placeholder", "body": "Notes Placeholder",
-                      "sldNum": "Slide Number Placeholder"}
+NOTES_PLACEHOLDERS = {
+    "sldImg": "Slide Image Placeholder",
+    "body": "Notes Placeholder",
+    "sldNum": "Slide Number Placeholder",
+}
 
 
 def render(model: PresentationModel, media: Mapping[str, Path]) -> PresentationType:
@@ -126,8 +130,14 @@ class _Links:
         return None
 
 
-def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapping[int, tuple[int, dict[str, str]]],
-                media: Mapping[str, Path], images: _Images) -> None:
+def _draw_slide(
+    spec: SlideModel,
+    slide: Slide,
+    slides: list[Slide],
+    slots: Mapping[int, tuple[int, dict[str, str]]],
+    media: Mapping[str, Path],
+    images: _Images,
+) -> None:
     """Draw ``spec``'s shapes: filled placeholders first, in the layout's order (where python-pptx
     would have copied them), then the others in the model's order; all parsed at once."""
     c_sld = slide.element.cSld
@@ -136,8 +146,11 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
     if spec.transition:
         pml.set_transition(slide.element, spec.transition)
     writer = pml.ShapeWriter(_Links(slide, slides), INDENT, BULLETS)
-    ranked = sorted((slots[PLACEHOLDER_IDX[s.placeholder]][0], i, s) for i, s in enumerate(spec.shapes)
-                    if isinstance(s, TextBox) and s.placeholder)
+    ranked = sorted(
+        (slots[PLACEHOLDER_IDX[s.placeholder]][0], i, s)
+        for i, s in enumerate(spec.shapes)
+        if isinstance(s, TextBox) and s.placeholder
+    )
     filled = [s for _, _, s in ranked]
     others = [s for s in spec.shapes if not (isinstance(s, TextBox) and s.placeholder)]
     shapes: list[str] = []
@@ -150,10 +163,17 @@ def _draw_slide(spec: SlideModel, slide: Slide, slides: list[Slide], slots: Mapp
             ph = slots[PLACEHOLDER_IDX[shape.placeholder]][1] if shape.placeholder else None
             shapes.append(writer.text_box(next_id, shape, ph))
         elif isinstance(shape, Table):
-            shapes.append(writer.table(
-                next_id, shape, name="Table", margins=(CELL_MARGIN_X, CELL_MARGIN_Y),
-                fills=(theme.TABLE_HEADER_BACKGROUND, theme.BACKGROUND), rule=theme.TABLE_RULE,
-                rule_widths=(Pt(1.5), Pt(0.75))))
+            shapes.append(
+                writer.table(
+                    next_id,
+                    shape,
+                    name="Table",
+                    margins=(CELL_MARGIN_X, CELL_MARGIN_Y),
+                    fills=(theme.TABLE_HEADER_BACKGROUND, theme.BACKGROUND),
+                    rule=theme.TABLE_RULE,
+                    rule_widths=(Pt(1.5), Pt(0.75)),
+                )
+            )
         elif isinstance(shape, Picture):
             r_id, _ = images.relate(slide, str(media[shape.src]))
             shapes.append(writer.picture(next_id, shape.box, "Picture", r_id, shape.alt, shape.opacity))
@@ -236,8 +256,11 @@ def save(prs: PresentationType, theme_sans: str = "") -> bytes:
             overrides[part.partname] = part.content_type
     buffer = BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, strict_timestamps=False) as archive:
-        _write(archive, CONTENT_TYPES_URI.membername,
-               pml.content_types(sorted(defaults.items()), sorted(overrides.items())))
+        _write(
+            archive,
+            CONTENT_TYPES_URI.membername,
+            pml.content_types(sorted(defaults.items()), sorted(overrides.items())),
+        )
         # python-pptx keeps the package's own relationships private
         _write(archive, PACKAGE_URI.rels_uri.membername, _rels_item(package._rels, PACKAGE_URI))
         for part in parts:
@@ -270,16 +293,22 @@ def _write(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
     archive.writestr(zipfile.ZipInfo(name, date_time=ZIP_TIME), data, zipfile.ZIP_DEFLATED)
 
 
-def _rels_item(rels, base: str) -> bytes:
+def _rels_item(rels: Any, base: str) -> bytes:
     """The ``.rels`` item of the relationships of a part in folder ``base``, in numeric id order as
     python-pptx sorts them."""
+
     def order(r_id: str) -> tuple[int, str]:
         return (int(r_id[3:]) if r_id.startswith("rId") and r_id[3:].isdigit() else 0, r_id)
 
     return pml.relationships(
-        (rel.rId, rel.reltype, rel.target_ref if rel.is_external else _relative(rel.target_partname, base),
-         rel.is_external)
-        for rel in sorted(rels.values(), key=lambda rel: order(rel.rId)))
+        (
+            rel.rId,
+            rel.reltype,
+            rel.target_ref if rel.is_external else _relative(rel.target_partname, base),
+            rel.is_external,
+        )
+        for rel in sorted(rels.values(), key=lambda rel: order(rel.rId))
+    )
 
 
 def _relative(target: str, base: str) -> str:

@@ -44,8 +44,7 @@ def copies(box: TextBox, background: str) -> list[TextBox]:
                 continue  # the paragraph is gone before this state
             shown = replace(state, appear=appear, vanish=vanish, fade=False)
             paras = tuple(shown if i == index else _blank(p, background) for i, p in enumerate(box.paras))
-            out.append(replace(box, paras=paras, name=f"{box.name} click state", placeholder=None,
-                               appear=0, vanish=0))
+            out.append(replace(box, paras=paras, name=f"{box.name} click state", placeholder=None, appear=0, vanish=0))
     return out
 
 
@@ -83,6 +82,8 @@ def _hidden(run: Run, para: Para, background: str) -> Run:
 
 
 def _blank(para: Para, background: str) -> Para:
-    runs = tuple(replace(_plain(run), color=mix(run.color or para.color, background, 1.0), url=None, slide=None)
-                 for run in para.runs)
+    runs = tuple(
+        replace(_plain(run), color=mix(run.color or para.color, background, 1.0), url=None, slide=None)
+        for run in para.runs
+    )
     return replace(para, runs=runs, color=mix(para.color, background, 1.0), appear=0, vanish=0, fade=False)

@@ -37,10 +37,32 @@ UNICODE.update({name: name for name in FUNCTIONS.split()})
 UNICODE.update({",": "\u2009", ";": " ", ":": " ", " ": " ", "!": "", "quad": " ", "qquad": "  "})
 UNICODE.update({c: c for c in "{}%$#&_"})
 UNICODE["|"] = "‖"
-STYLE_COMMANDS = {"mathrm", "mathbf", "mathit", "mathsf", "mathtt", "text", "textrm", "textbf",
-                  "textit", "operatorname", "boldsymbol", "bm", "mathcal", "mathbb"}
-ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303", "bar": "\u0304",
-           "overline": "\u0305", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}
+STYLE_COMMANDS = {
+    "mathrm",
+    "mathbf",
+    "mathit",
+    "mathsf",
+    "mathtt",
+    "text",
+    "textrm",
+    "textbf",
+    "textit",
+    "operatorname",
+    "boldsymbol",
+    "bm",
+    "mathcal",
+    "mathbb",
+}
+ACCENTS = {
+    "hat": "\u0302",
+    "widehat": "\u0302",
+    "tilde": "\u0303",
+    "bar": "\u0304",
+    "overline": "\u0305",
+    "vec": "\u20d7",
+    "dot": "\u0307",
+    "ddot": "\u0308",
+}
 IGNORED = {"left", "right", "big", "Big", "bigg", "Bigg", "displaystyle", "limits", "nolimits"}
 SUPERSCRIPTS = dict(zip("0123456789+-−=()niT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁿⁱᵀ", strict=True))
 SUBSCRIPTS = dict(zip("0123456789+-−=()aeoxhklmnpstij", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼ", strict=True))
@@ -137,8 +159,9 @@ def _plain(pieces: list[Piece], level: int) -> str:
             continue
         text = _plain(run, level + 1)
         table, mark = (SUPERSCRIPTS, "^") if sign > 0 else (SUBSCRIPTS, "_")
-        out.append("".join(table[ch] for ch in text) if all(ch in table for ch in text)
-                   else f"{mark}{_wrap_text(text)}")
+        out.append(
+            "".join(table[ch] for ch in text) if all(ch in table for ch in text) else f"{mark}{_wrap_text(text)}"
+        )
     return "".join(out)
 
 
@@ -200,9 +223,12 @@ def _atom_from(token: str, tokens: list[str], look: _Look) -> list[Piece]:
         text = UNICODE[name]
         return [_char(text, look, letter=len(text) == 1 and text.isalpha() and text.islower())]
     if name in UPRIGHT or name in BOLD or name in ITALIC:
-        inner = replace(look, upright=name in UPRIGHT or (look.upright and name not in ITALIC),
-                        italic=name in ITALIC or (name in ("boldsymbol", "bm") and look.italic),
-                        bold=look.bold or name in BOLD)
+        inner = replace(
+            look,
+            upright=name in UPRIGHT or (look.upright and name not in ITALIC),
+            italic=name in ITALIC or (name in ("boldsymbol", "bm") and look.italic),
+            bold=look.bold or name in BOLD,
+        )
         return _atom(tokens, inner)
     if name in ACCENTS:
         base = _atom(tokens, look)
@@ -281,10 +307,10 @@ def render_png(tex: str, size_pt: float, color: str = "#000000") -> bytes:
     y = pad
     for r in rows:
         x = (width - r.shape[1]) // 2
-        alpha[y:y + r.shape[0], x:x + r.shape[1]] = r
+        alpha[y : y + r.shape[0], x : x + r.shape[1]] = r
         y += r.shape[0] + gap
     rgba = np.zeros((*alpha.shape, 4), np.uint8)
-    rgba[..., :3] = [int(color.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4)]
+    rgba[..., :3] = [int(color.lstrip("#")[i : i + 2], 16) for i in (0, 2, 4)]
     rgba[..., 3] = alpha
     buf = BytesIO()
     Image.fromarray(rgba, "RGBA").save(buf, format="PNG", optimize=True)
