@@ -95,6 +95,7 @@ def test_workers_exit_when_the_parent_of_run_is_killed(tmp_path: Path) -> None:
         kill_all(process)
 
 
+@pytest.mark.slow
 def test_sigkill_of_run_at_random_moments_keeps_results_whole(tmp_path: Path) -> None:
     r = random.Random(SEED)
     project = fake_project.make_fake_project(tmp_path / "proj")

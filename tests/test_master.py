@@ -20,7 +20,7 @@ from slidegen.read.parse import parse_deck
 from slidegen.write import html
 from slidegen.write.pptx import write_deck
 
-pytestmark = [pytest.mark.browser, pytest.mark.office]
+pytestmark = [pytest.mark.browser, pytest.mark.office, pytest.mark.slow]
 
 W, H = theme.WIDTH_PX, theme.HEIGHT_PX
 #: How far a mark may sit from its place in the other output, as a share of the slide's width (x) or height (y).

@@ -94,6 +94,7 @@ def built(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_an_unparseable_diagram_is_a_located_check_error(built, tmp_path):
     root = tmp_path / "p"

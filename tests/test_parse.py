@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -854,17 +852,6 @@ def test_quote_rules_ordered_lists_and_raw_html_blocks():
 
 def test_markdown_instance_is_built_once():
     assert markdown() is markdown()
-
-
-def test_500_slides_parse_fast():
-    text = SAMPLE.read_text(encoding="utf-8")
-    body = re.sub(r"^id: .*\n", "", text.split("---\n", 2)[2], flags=re.MULTILINE)  # no headmatter, no ids
-    big = text + "".join("\n---\n\n" + body for _ in range(38))
-    start = time.perf_counter()
-    deck = parse_text(big, Path("big.md"))
-    elapsed = time.perf_counter() - start
-    assert len(deck.slides) > 500
-    assert elapsed < 2.0, f"{len(deck.slides)} slides took {elapsed:.2f} s"
 
 
 # --------------------------------------------------------------------------- deck_to_json and the sample deck

@@ -54,6 +54,7 @@ def test_every_deck_has_notes_on_every_slide(built: Path) -> None:
                 assert "Sources of the numbers on this slide:" in notes, f"{path.name} slide {slide.index}"
 
 
+@pytest.mark.slow
 def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> None:
     chromium = needs.chromium()
     from playwright.sync_api import sync_playwright

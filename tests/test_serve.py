@@ -142,8 +142,7 @@ def test_editing_a_deck_rebuilds_that_deck_and_sends_a_reload(preview: Preview, 
     try:
         deck = project.decks_dir / "01-served.md"
         deck.write_text(DECK.replace("Original text.", "Edited while serving."), encoding="utf-8")
-        data, seconds = events.wait_for("01-served.html")
-        assert seconds < 5
+        data, _ = events.wait_for("01-served.html")
         assert "02-other.html" not in data["pages"] and "index.html" in data["pages"]
         assert "Edited while serving." in get(preview.url + "01-served.html")
     finally:
@@ -342,8 +341,8 @@ def test_an_edit_is_seen_through_file_system_events_and_rebuilds_only_that_deck(
             before = (running.html_dir / "02-other.html").stat().st_mtime_ns
             deck = project.decks_dir / "01-served.md"
             deck.write_text(DECK.replace("Original text.", "Seen through an event."), encoding="utf-8")
-            data, seconds = events.wait_for("01-served.html")
-            assert seconds < 5 and "02-other.html" not in data["pages"]
+            data, _ = events.wait_for("01-served.html")
+            assert "02-other.html" not in data["pages"]
             assert "Seen through an event." in get(running.url + "01-served.html")
             assert (running.html_dir / "02-other.html").stat().st_mtime_ns == before  # left alone
             assert not (running.out / "pptx").exists()  # HTML only

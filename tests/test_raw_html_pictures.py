@@ -1,4 +1,4 @@
-"""Issue 13, part c: raw ``<img src>`` as media, pictures of HTML regions in PowerPoint, ``--single-file``.
+"""Raw ``<img src>`` as media, pictures of HTML regions in PowerPoint, ``--single-file``.
 
 The fixture is tests/fixtures/slidev/c.md (with img/swatch.png). The browser tests build it as a
 project in a temporary folder, through the CLI, with Debian's Chromium.
@@ -214,6 +214,7 @@ def _colours(path: Path) -> set[tuple[int, int, int]]:
     return {(data[i], data[i + 1], data[i + 2]) for i in range(0, len(data), 3)}
 
 
+@pytest.mark.slow
 def test_pptx_shows_a_picture_of_each_region(built: tuple[Path, str], tmp_path: Path):
     root, err = built
     assert f"decks/c.md:{IFRAME_LINE}:1: warning: <iframe> shows the web page https://example.org/demo" in err

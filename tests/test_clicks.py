@@ -1,4 +1,4 @@
-"""Issue 13, part b: Slidev's click vocabulary, code options and formula steps, in every output.
+"""Slidev's click vocabulary, code options and formula steps, in every output.
 
 The fixture is tests/fixtures/slidev/b.md. The expected clicks are those Slidev's documentation
 (sli.dev/guide/animations) and its resolver (packages/client/composables/useClicks.ts,
@@ -465,6 +465,7 @@ def _run(args: list[str]) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+@pytest.mark.slow
 def test_with_clicks_prints_a_page_and_a_picture_per_click(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     needs.chromium()
     pdfinfo = needs.tool("pdfinfo", "poppler-utils")

@@ -1,4 +1,4 @@
-"""Regression tests for issue 12: each reproducer of a crash, hang or leak, now a located error or a build."""
+"""Bad and hostile input: each input that once crashed, hung or leaked (issue 12) is now a located error or a build."""
 
 from __future__ import annotations
 
@@ -137,19 +137,15 @@ def test_a_highlighter_past_its_time_limit_gives_plain_text_and_a_warning(
     monkeypatch.setattr(PythonLexer, "get_tokens", crawl)
     monkeypatch.setattr("slidegen.write.highlight.TIME_LIMIT", 0.2)
     highlighted.cache_clear()
-    start = time.monotonic()
     assert build(at, {"01-x.md": "# T\n\n```python\nx = 1\n```\n"}) == 0
     highlighted.cache_clear()
-    assert time.monotonic() - start < 10
     err = capsys.readouterr().err
     assert "decks/01-x.md:3:1: warning: the 'python' highlighter failed or took over 0.2 s on this block" in err
     assert "x = 1" in (at / "build" / "html" / "01-x.html").read_text(encoding="utf-8")
 
 
-def test_mcschema_code_builds_quickly(at: Path) -> None:
-    start = time.monotonic()
+def test_a_code_block_in_a_lexer_slow_to_load_builds(at: Path) -> None:  # its time: benchmarks/parse_speed.py
     assert build(at, {"01-x.md": '# T\n\n```mcschema\n{"a": [1, 2], "b": "c"}\n```\n'}) == 0
-    assert time.monotonic() - start < 20
 
 
 # ------------------------------------------------------------------ one bad deck, outputs whole
@@ -200,7 +196,7 @@ def test_a_bug_on_one_deck_exits_70_and_the_others_are_built(
     assert build(at, {"01-a.md": GOOD, "02-bug.md": GOOD, "03-c.md": GOOD}) == 70
     err = capsys.readouterr().err
     assert "slidegen: internal error, please report: ZeroDivisionError: division by zero at " in err
-    assert "test_robust.py:" in err and "in buggy" in err
+    assert "test_bad_input.py:" in err and "in buggy" in err
     assert "Traceback" not in err
     assert (at / "build" / "pptx" / "03-c.pptx").is_file() and not (at / "build" / "html" / "02-bug.html").exists()
 
@@ -243,21 +239,6 @@ def write_results(root: Path, rows: list) -> None:
 
     (root / "results").mkdir(exist_ok=True)
     Results(rows).write(root / "results" / "results.md")
-
-
-def test_build_time_is_linear_in_deck_size(at: Path) -> None:
-    def timed(n: int, name: str) -> float:
-        (at / "decks" / name).write_text("# a\n" + "\n---\n\n<!-- n -->\n" * n, encoding="utf-8")
-        start = time.perf_counter()
-        assert main(["build", f"decks/{name}"]) == 0
-        return time.perf_counter() - start
-
-    write_project(at, {})
-    timed(10, "00-warm.md")
-    small, large = timed(500, "01-small.md"), timed(4000, "02-large.md")
-    assert large < 8 * small * 2.5  # linear: 8 times the slides, well under 64 times the time
-    assert large < 30
-    assert len(Presentation(str(at / "build" / "pptx" / "02-large.pptx")).slides) == 4001
 
 
 def test_a_deck_named_index_is_refused(at: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -517,10 +498,8 @@ def test_yaml_aliases_that_loop_or_explode_are_located(
     at: Path, yaml: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_project(at, {"01-x.md": f"---\n{yaml}---\n\n# T\n"})
-    start = time.monotonic()
     assert main(["inspect", "decks/01-x.md"]) == 1
     assert main(["build"]) == 1
-    assert time.monotonic() - start < 10
     assert f"decks/01-x.md:2:1: error: {message}" in capsys.readouterr().err
 
 

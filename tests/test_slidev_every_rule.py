@@ -1,4 +1,4 @@
-"""Issue 13's "Done when": one fixture deck that uses every rule, tests/fixtures/slidev/all.md.
+"""Every Slidev rule slidegen reads, in one fixture deck: tests/fixtures/slidev/all.md (issue 13's "Done when").
 
 It has a headmatter of its own with every headmatter key issue 13 lists, then imports the Slidev
 fixtures as a Slidev user joins decks (``src: ./a.md``, ``./b.md``, ``./c.md``, the layouts, footnotes and
@@ -276,6 +276,7 @@ def _fragments(browser: Any, page_file: Path, problems: list[str], web: list[str
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_html_in_chromium_keeps_each_parts_fragment_order_offline(built: Path, joined: Joined):
     html = built / "build" / "html"

@@ -1,4 +1,4 @@
-"""Issue 13, part a: ``src:`` imports, per-slide ``background``/``transition``/``zoom``/``clicks``, and the
+"""Slidev's ``src:`` imports, per-slide ``background``/``transition``/``zoom``/``clicks``, and the
 headmatter's ``titleTemplate``, ``aspectRatio``, ``canvasWidth``, ``colorSchema``, ``transition``, ``defaults``,
 ``lineNumbers`` and ``fonts``.
 
