@@ -188,21 +188,28 @@ def _print(
         if progress is not None:
             progress(display_path(deck.path), "pdf")
 
-    if "pdf" in options.formats:
-        written, problems = pdf.print_decks(printable, out / "pdf", on_printed=printed, with_clicks=options.with_clicks)
-        report.written.extend(written)
-        report.diagnostics.extend(problems)
-        todo.printed("pdf", written, problems)
-        if options.notes:
-            written, problems = pdf.print_decks(printable, out / "pdf", notes=True, suffix=".notes.pdf")
+    with pdf.Printer() as printer:  # one browser for the PDF, its notes and the PNG pictures
+        if "pdf" in options.formats:
+            written, problems = pdf.print_decks(
+                printable, out / "pdf", on_printed=printed, with_clicks=options.with_clicks, printer=printer
+            )
             report.written.extend(written)
-            report.diagnostics.extend(p for p in problems if p not in report.diagnostics)
+            report.diagnostics.extend(problems)
             todo.printed("pdf", written, problems)
-    if "png" in options.formats:
-        written, problems = png.snapshot_decks(printable, out / "png", options.scale, options.with_clicks)
-        report.written.extend(written)
-        report.diagnostics.extend(problems)
-        todo.printed("png", written, problems)
+            if options.notes:
+                written, problems = pdf.print_decks(
+                    printable, out / "pdf", notes=True, suffix=".notes.pdf", printer=printer
+                )
+                report.written.extend(written)
+                report.diagnostics.extend(p for p in problems if p not in report.diagnostics)
+                todo.printed("pdf", written, problems)
+        if "png" in options.formats:
+            written, problems = png.snapshot_decks(
+                printable, out / "png", options.scale, options.with_clicks, printer=printer
+            )
+            report.written.extend(written)
+            report.diagnostics.extend(problems)
+            todo.printed("png", written, problems)
 
 
 def _single_files(pages: Sequence[tuple[Path, Path]]) -> list[Diagnostic]:

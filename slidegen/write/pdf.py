@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -280,6 +281,41 @@ class Printer:
         return count, too_tall
 
 
+DeckWork = Callable[[Deck, Path], tuple[list[Path], list[Diagnostic]]]
+
+
+def each_deck(pages: Sequence[tuple[Deck, Path]], work: DeckWork, failed: str) -> tuple[list[Path], list[Diagnostic]]:
+    """``work(deck, page)`` for each ``(deck, its built HTML page)``: the files written and the problems.
+
+    The one loop PDF and PNG share: a deck whose work fails is an error at the deck (``failed``, then the
+    error's first line) and the others are still done; a usage error (no Chromium) stops them all.
+    """
+    written: list[Path] = []
+    problems: list[Diagnostic] = []
+    for deck, html in pages:
+        try:
+            files, found = work(deck, html)
+        except Exception as error:  # a deck that does not print must not stop the others
+            if isinstance(error, UsageError):
+                raise
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            problems.append(Diagnostic(display_path(deck.path), 1, 1, f"{failed}: {first_line}"))
+            continue
+        written += files
+        problems += found
+    return written, problems
+
+
+@contextmanager
+def opened(printer: Printer | None) -> Iterator[Printer]:
+    """``printer`` when the caller holds one open (one browser for PDF, notes and PNG), else a new one."""
+    if printer is not None:
+        yield printer
+        return
+    with Printer() as fresh:
+        yield fresh
+
+
 def print_decks(
     pages: Sequence[tuple[Deck, Path]],
     out_dir: Path,
@@ -288,65 +324,61 @@ def print_decks(
     suffix: str = ".pdf",
     on_printed: Callable[[Deck], None] | None = None,
     with_clicks: bool = False,
+    printer: Printer | None = None,
 ) -> tuple[list[Path], list[Diagnostic]]:
-    """Print each ``(deck, its built HTML page)`` to ``out_dir/SLUG`` + ``suffix`` with one browser;
-    ``on_printed(deck)`` is called after each deck. ``with_clicks`` prints a page per click of each
+    """Print each ``(deck, its built HTML page)`` to ``out_dir/SLUG`` + ``suffix`` with one browser (``printer``
+    when given); ``on_printed(deck)`` is called after each deck. ``with_clicks`` prints a page per click of each
     slide (its state before the first click, then after each), as Slidev's ``export --with-clicks`` does.
 
     Returns the files written and the problems found: a slide too tall for its page is a
     warning at that slide; a deck that fails to print is an error, and the others still print.
     """
-    written: list[Path] = []
-    problems: list[Diagnostic] = []
     if not pages:
-        return written, problems
-    with Printer() as printer:
-        for deck, html in pages:
-            target = Path(out_dir) / f"{deck.slug}{suffix}"
-            try:
-                look = deck.settings
-                count, too_tall = printer.print(
-                    html, target, notes=notes, size=(look.canvas_width, look.canvas_height), with_clicks=with_clicks
-                )
-            except Exception as error:  # a deck that does not print must not stop the others
-                if isinstance(error, UsageError):
-                    raise
-                first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PDF not printed: {first_line}"))
-                continue
-            written.append(target)
-            if on_printed is not None:
-                on_printed(deck)
-            for number in too_tall:
-                slide = deck.slides[number - 1] if number <= len(deck.slides) else None
-                problems.append(
-                    Diagnostic(
-                        display_path(deck.slide_path(slide) if slide else deck.path),
-                        slide.line if slide else 1,
-                        1,
-                        f"slide {number} is taller than its page: its bottom is cut off in the PDF",
-                        "warning",
-                    )
-                )
-            expected = sum(s.clicks + 1 for s in deck.slides) if with_clicks else len(deck.slides)
-            if count != expected and not with_clicks:
-                problems.append(
-                    Diagnostic(
-                        display_path(deck.path),
-                        1,
-                        1,
-                        f"PDF has {count} page(s) for {len(deck.slides)} slide(s)",
-                        "warning",
-                    )
-                )
-            elif count != expected:
-                problems.append(
-                    Diagnostic(
-                        display_path(deck.path),
-                        1,
-                        1,
-                        f"PDF has {count} page(s) for the {expected} click state(s) of {len(deck.slides)} slide(s)",
-                        "warning",
-                    )
-                )
-    return written, problems
+        return [], []
+
+    def one(deck: Deck, html: Path) -> tuple[list[Path], list[Diagnostic]]:
+        target = Path(out_dir) / f"{deck.slug}{suffix}"
+        look = deck.settings
+        count, too_tall = browser.print(
+            html, target, notes=notes, size=(look.canvas_width, look.canvas_height), with_clicks=with_clicks
+        )
+        if on_printed is not None:
+            on_printed(deck)
+        return [target], _page_problems(deck, count, too_tall, with_clicks)
+
+    with opened(printer) as browser:
+        return each_deck(pages, one, "PDF not printed")
+
+
+def _page_problems(deck: Deck, count: int, too_tall: list[int], with_clicks: bool) -> list[Diagnostic]:
+    """A warning at each slide too tall for its page, and one when the pages do not match the slides."""
+    problems = []
+    for number in too_tall:
+        slide = deck.slides[number - 1] if number <= len(deck.slides) else None
+        problems.append(
+            Diagnostic(
+                display_path(deck.slide_path(slide) if slide else deck.path),
+                slide.line if slide else 1,
+                1,
+                f"slide {number} is taller than its page: its bottom is cut off in the PDF",
+                "warning",
+            )
+        )
+    expected = sum(s.clicks + 1 for s in deck.slides) if with_clicks else len(deck.slides)
+    if count != expected and not with_clicks:
+        problems.append(
+            Diagnostic(
+                display_path(deck.path), 1, 1, f"PDF has {count} page(s) for {len(deck.slides)} slide(s)", "warning"
+            )
+        )
+    elif count != expected:
+        problems.append(
+            Diagnostic(
+                display_path(deck.path),
+                1,
+                1,
+                f"PDF has {count} page(s) for the {expected} click state(s) of {len(deck.slides)} slide(s)",
+                "warning",
+            )
+        )
+    return problems

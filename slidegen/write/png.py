@@ -16,7 +16,7 @@ from pathlib import Path
 
 from slidegen.deck.nodes import Deck
 from slidegen.errors import Diagnostic, UsageError, display_path
-from slidegen.write.pdf import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, TIMEOUT_MS, Printer
+from slidegen.write.pdf import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, TIMEOUT_MS, Printer, each_deck, opened
 
 DEFAULT_SCALE = 1.5
 MAX_SCALE = 4.0
@@ -127,33 +127,28 @@ def snapshot_deck(
 
 
 def snapshot_decks(
-    pages: Sequence[tuple[Deck, Path]], out_dir: Path, scale: float = DEFAULT_SCALE, with_clicks: bool = False
+    pages: Sequence[tuple[Deck, Path]],
+    out_dir: Path,
+    scale: float = DEFAULT_SCALE,
+    with_clicks: bool = False,
+    printer: Printer | None = None,
 ) -> tuple[list[Path], list[Diagnostic]]:
-    """Each ``(deck, its built HTML page)`` to ``out_dir/SLUG/NN.png`` with one browser.
+    """Each ``(deck, its built HTML page)`` to ``out_dir/SLUG/NN.png`` with one browser (``printer`` when given).
 
     A deck that fails is an error at the deck; the others are still taken.
     """
-    written: list[Path] = []
-    problems: list[Diagnostic] = []
     if not pages:
-        return written, problems
-    with Printer() as printer:
-        for deck, html in pages:
-            folder = Path(out_dir) / deck.slug
-            try:
-                look = deck.settings
-                count = snapshot_deck(
-                    printer, html, folder, scale, (look.canvas_width, look.canvas_height), with_clicks
-                )
-            except Exception as error:  # one deck that does not render must not stop the others
-                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                problems.append(Diagnostic(display_path(deck.path), 1, 1, f"PNG pictures not taken: {first}"))
-                continue
-            written.extend(sorted(folder.glob("*.png")) if with_clicks else (folder / n for n in file_names(count)))
-            if count != len(deck.slides):
-                problems.append(
-                    Diagnostic(
-                        display_path(deck.path), 1, 1, f"{count} picture(s) for {len(deck.slides)} slide(s)", "warning"
-                    )
-                )
-    return written, problems
+        return [], []
+
+    def one(deck: Deck, html: Path) -> tuple[list[Path], list[Diagnostic]]:
+        folder = Path(out_dir) / deck.slug
+        look = deck.settings
+        count = snapshot_deck(browser, html, folder, scale, (look.canvas_width, look.canvas_height), with_clicks)
+        written = sorted(folder.glob("*.png")) if with_clicks else [folder / n for n in file_names(count)]
+        if count == len(deck.slides):
+            return written, []
+        message = f"{count} picture(s) for {len(deck.slides)} slide(s)"
+        return written, [Diagnostic(display_path(deck.path), 1, 1, message, "warning")]
+
+    with opened(printer) as browser:
+        return each_deck(pages, one, "PNG pictures not taken")
