@@ -181,3 +181,22 @@ def test_editing_a_part_another_deck_imports_renews_that_decks_remembered_entry(
     # and once nothing changes, the next build is a no-op again
     err, loaded = run_build(project, "02", "--to", "html", "--out", str(out))
     assert err.startswith("up to date (") and loaded == []
+
+
+def test_a_build_in_one_process_reads_and_binds_the_project_once(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slidegen.pipeline import build as build_module
+    from slidegen.pipeline import decks as decks_module
+
+    calls: list[tuple[Path, ...]] = []
+
+    def counted(project: Project, extra: tuple[Path, ...] = (), only: list[Path] | None = None) -> object:
+        calls.append(tuple(only or ()))
+        return bind_project(project, extra, only)
+
+    monkeypatch.setattr(build_module, "bind_project", counted)
+    monkeypatch.setattr(decks_module, "bind_project", counted)
+    report = build(project, None, BuildOptions(formats=("html", "pptx"), jobs=1, force=True))
+    assert not report.failed
+    assert len(calls) == 1 and {p.name for p in calls[0]} >= {p.name for p in project.deck_paths()}

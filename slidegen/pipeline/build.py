@@ -123,14 +123,17 @@ def _build(
         animate=animate,
         single_file=single_file,
     )
-    every = bind_project(project, targets, todo.to_parse)  # the decks the index needs before writing
+    jobs = jobs or parallel.cores()
+    spread = parallel.worth_it(len(todo.paths), jobs) and set(formats) <= PARALLEL_FORMATS
+    # the decks the index needs before writing; in one process the decks to write too, so the project is
+    # read and bound once (worker processes read and bind their own decks)
+    every = bind_project(project, targets, todo.to_parse if spread else [*todo.to_parse, *todo.paths])
     todo.entries_from(every)
     todo.inputs.rows()  # read once for the plan; says why staleness could not be told, if it could not
     if todo.paths and todo.inputs.stale_problem is not None:
         report.diagnostics.append(todo.inputs.stale_problem)
     settings = BuildSettings(tuple(formats), out, html_dir, options.figures_dir, animate)
-    jobs = jobs or parallel.cores()
-    if parallel.worth_it(len(todo.paths), jobs) and set(formats) <= PARALLEL_FORMATS:
+    if spread:
         built = parallel.build_parallel(project, todo.paths, todo.deck_formats, settings, every, jobs, progress)
     else:
         built = build_decks(project, todo.paths, todo.deck_formats, settings, every, todo.index(), progress)
