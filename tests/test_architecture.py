@@ -37,11 +37,22 @@ def stage(module: str) -> str:
     return parts[1] if len(parts) > 1 and (PACKAGE / parts[1] / "__init__.py").is_file() else ""
 
 
-def imports(module: str) -> Iterator[tuple[str, int]]:
-    """Every slidegen module ``module`` imports, with the line."""
+def imports(module: str, typing_only: bool = True) -> Iterator[tuple[str, int]]:
+    """Every slidegen module ``module`` imports, with the line (``typing_only=False``: not those under
+    ``if TYPE_CHECKING:``, which never run)."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing = {
+        id(inner)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for stmt in block.body
+        for inner in ast.walk(stmt)
+    }
+    for node in ast.walk(tree):
+        if not typing_only and id(node) in typing:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -96,7 +107,9 @@ def external_imports(module: str) -> set[str]:
 
 
 def test_the_import_graph_has_no_circle() -> None:
-    graph = {module: {target for target, _ in imports(module)} for module in MODULES}
+    """No circle among the imports that run (at module level or in functions); an import only for type
+    checking (``if TYPE_CHECKING:``) runs never and may point back."""
+    graph = {module: {target for target, _ in imports(module, typing_only=False)} for module in MODULES}
     # a package's __init__ re-exporting its own modules is no circle of code
     done: set[str] = set()
     path: list[str] = []
@@ -118,15 +131,15 @@ def test_the_import_graph_has_no_circle() -> None:
 
 
 def test_writers_take_settings_and_clicks_from_the_deck() -> None:
-    """The deck's settings (``Deck.settings``), a slide's look (``Slide.look``) and its click timings are read
-    once by the reader; no writer reads the headmatter's settings or resolves clicks again."""
+    """The deck's settings (``Deck.settings``), a slide's look (``Slide.look``: zoom, transition, background;
+    its tone: ``Deck.layout_of``) and its click timings are read once; no writer reads them again."""
     found = []
     for module, path in MODULES.items():
         if stage(module) != "write":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
-            if name in ("deck_settings", "slide_look") or (
+            if name in ("deck_settings", "slide_look", "of_slide", "slide_layout", "of_frontmatter") or (
                 isinstance(node, ast.Attribute)
                 and node.attr == "resolve"
                 and isinstance(node.value, ast.Name)

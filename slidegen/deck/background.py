@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from slidegen import theme
 from slidegen.deck.layouts import Layout, Tone, layout
-from slidegen.deck.nodes import Slide
+
+if TYPE_CHECKING:  # the nodes read their look from here: no import back at run time
+    from slidegen.deck.nodes import Slide
 
 #: How opaque a background picture is drawn over the theme's background.
 PICTURE_OPACITY = 0.25
@@ -116,19 +119,24 @@ def text_on(color: str) -> str:
     return max(("#000000", "#ffffff"), key=lambda text: contrast(text, color))
 
 
-def of_slide(slide: Slide) -> Background | None:
-    """The slide's checked ``background:`` (the parser rejects a bad one; here it reads as none)."""
+def of_frontmatter(frontmatter: dict[str, object]) -> Background | None:
+    """A slide's checked ``background:`` (the parser rejects a bad one; here it reads as none)."""
     try:
-        return parse(slide.frontmatter.get("background"))
+        return parse(frontmatter.get("background"))
     except BackgroundProblem:
         return None
 
 
+def of_slide(slide: Slide) -> Background | None:
+    """The slide's background, as read once into :attr:`Slide.look`."""
+    return slide.look.background
+
+
 def slide_layout(slide: Slide, dark_schema: bool = False) -> Layout:
-    """The slide's layout as its writers draw it: a background colour sets its tone (light text on a dark
-    colour), and so does ``colorSchema: dark`` (every slide dark) otherwise."""
+    """The slide's layout as its writers draw it (:meth:`Deck.layout_of`): a background colour sets its tone
+    (light text on a dark colour), and so does ``colorSchema: dark`` (every slide dark) otherwise."""
     spec = layout(slide.layout)
-    found = of_slide(slide)
+    found = slide.look.background
     if found is not None and found.color is not None:
         tone: Tone = "dark" if found.dark else "light"
     elif dark_schema:

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 # The layouts a slide may name, by name: one table, in slidegen/deck/layouts.py (re-exported here).
+from slidegen.deck.background import slide_layout
 from slidegen.deck.layouts import LAYOUTS as LAYOUTS
+from slidegen.deck.layouts import Layout
 from slidegen.deck.settings import DeckSettings, SlideLook, deck_settings, slide_look
 
 # --------------------------------------------------------------------------- inlines
@@ -555,6 +557,11 @@ class Deck:
     def settings(self) -> DeckSettings:
         """The headmatter's settings, typed, read once: what every writer asks of the deck as a whole."""
         return deck_settings(self.headmatter)
+
+    def layout_of(self, slide: Slide) -> Layout:
+        """``slide``'s layout as the writers draw it: its tone set by its background or the deck's
+        ``colorSchema``."""
+        return slide_layout(slide, self.settings.dark)
 
     @property
     def slug(self) -> str:

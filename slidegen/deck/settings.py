@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from slidegen import theme
+from slidegen.deck.background import Background, of_frontmatter
 from slidegen.errors import Diagnostic
 
 #: Slidev's built-in transitions, and the reveal.js transition each one is drawn with.
@@ -137,13 +138,17 @@ class SlideLook:
     """``zoom:``, the scale of the slide's content (1: none)."""
     transition: str | None = None
     """The Slidev transition the slide names for itself (``None``: the deck's)."""
+    background: Background | None = None
+    """Its ``background:``, a colour or a picture with the text colour on it (``None``: the theme's)."""
 
 
 def slide_look(frontmatter: dict[str, Any]) -> SlideLook:
     """The look ``frontmatter`` gives a slide (values :func:`problems` rejects keep the defaults)."""
     zoom = frontmatter.get("zoom")
     return SlideLook(
-        zoom=float(zoom) if _number(zoom) else 1.0, transition=slidev_transition(frontmatter.get("transition"))
+        zoom=float(zoom) if _number(zoom) else 1.0,
+        transition=slidev_transition(frontmatter.get("transition")),
+        background=of_frontmatter(frontmatter),
     )
 
 

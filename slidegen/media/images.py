@@ -16,7 +16,6 @@ from pathlib import Path
 
 from slidegen import paths
 from slidegen.deck import rawimages
-from slidegen.deck.background import of_slide
 from slidegen.deck.nodes import Deck, Figure, Image, block_inlines, slide_blocks, walk_blocks, walk_inlines
 from slidegen.errors import Diagnostic, SlidegenError
 from slidegen.media.components import run_problem, run_refs
@@ -54,7 +53,7 @@ def image_sites(deck: Deck) -> Iterator[tuple[str, int, Path]]:
         image = slide.frontmatter.get("image")
         if isinstance(image, str) and image:
             yield image, slide.line, where
-        found = of_slide(slide)
+        found = slide.look.background
         if found is not None and found.image:
             yield found.image, slide.frontmatter_at.get("background", (slide.line, 1))[0], where
         for blocks in (slide_blocks(slide), slide.notes_blocks):

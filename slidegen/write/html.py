@@ -553,8 +553,8 @@ class _Renderer:
 
 def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> SlideView:
     """Render one slide's body, slots and notes."""
-    spec = background.slide_layout(slide, deck.settings.dark)
-    found = background.of_slide(slide)
+    spec = deck.layout_of(slide)
+    found = slide.look.background
     styled = any(isinstance(b, RawHtml) and rawhtml.is_style(b.html) for b in walk_blocks(slide_blocks(slide)))
     scope = f"slide-style-{slide.index}" if styled else ""
     units = clicks.timing_map(slide_blocks(slide))

@@ -20,7 +20,7 @@ from typing import assert_never
 from pptx.util import Emu, Inches, Pt
 
 from slidegen import theme
-from slidegen.deck import background, figbox
+from slidegen.deck import figbox
 from slidegen.deck import nodes as d
 from slidegen.deck.layouts import LAYOUTS, Layout
 from slidegen.errors import Diagnostic, display_path
@@ -182,7 +182,7 @@ def _slide(
         )
         kind = DEFAULT
     else:  # a background colour or colorSchema: dark sets the tone; zoom: scales the text
-        toned = background.slide_layout(slide, deck.settings.dark)
+        toned = deck.layout_of(slide)
         kind = replace(kind, layout=toned, look=replace(kind.look, body_scale=kind.look.body_scale * slide.look.zoom))
     color = theme.TEXT_ON_DARK if kind.layout.dark else theme.TEXT
     slide = shown_title(slide)

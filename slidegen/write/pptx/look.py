@@ -36,7 +36,7 @@ def backdrop(
 ) -> tuple[str | None, list[Shape]]:
     """The slide's background colour (``None``: its tone's) and the faded picture behind everything, covering
     the slide as CSS's ``background-size: cover`` does (centred; the slide's edges cut what overhangs)."""
-    found = background.of_slide(slide)
+    found = slide.look.background
     if found is None:
         return None, []
     if found.color is not None:
@@ -50,7 +50,7 @@ def backdrop(
 
 def recolor(slide: d.Slide, shapes: list[Shape]) -> list[Shape]:
     """``shapes`` with the theme's text colours replaced by the text colour the slide's background colour needs."""
-    found = background.of_slide(slide)
+    found = slide.look.background
     if found is None or found.color is None:
         return shapes
     text = found.text
