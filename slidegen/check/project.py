@@ -28,7 +28,7 @@ from slidegen.check import words as check_words
 from slidegen.check.cites import check_cited_rows, check_deck_cites, check_library, check_unused
 from slidegen.check.outputs import output_problems
 from slidegen.deck import builtins as slidev_builtins
-from slidegen.deck import settings
+from slidegen.deck import links, settings
 from slidegen.deck.nodes import (
     Block,
     Deck,
@@ -62,7 +62,6 @@ RUNS_DIR = "results/runs"
 _NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?%?")
 #: A heading's own number: "01", "Chapter 3", "3.2".
 _CHAPTER_NUMBER_RE = re.compile(r"\s*(?:(?:chapter|ch\.?|part|section|§)\s*)?\d+(?:\.\d+)*", re.IGNORECASE)
-_SCHEME_RE = re.compile(r"[A-Za-z][\w+.-]*:")
 
 
 def check_project(
@@ -276,9 +275,12 @@ def _check_links(rel: str, deck: Deck, deck_files: set[str], index: DeckIndex, s
     out: list[Diagnostic] = []
     for block, _ in _all_blocks(deck):
         for node in _inlines(block):
-            if not isinstance(node, Link) or _SCHEME_RE.match(node.url) or node.url.startswith("/"):
+            if not isinstance(node, Link):
                 continue
-            target, _, fragment = node.url.partition("#")
+            to = links.target(node.url)
+            if to.external or node.url.startswith("/"):
+                continue
+            target, fragment = to.path, to.fragment
             name = Path(target).name if target else deck.path.name
             if target and not target.endswith(".md"):
                 continue

@@ -44,7 +44,7 @@ from pygments.formatters import HtmlFormatter
 
 from slidegen import theme
 from slidegen.atomic import atomic_write
-from slidegen.deck import background, clicks, figbox, rawhtml, rawimages, settings
+from slidegen.deck import background, clicks, figbox, links, rawhtml, rawimages, settings
 from slidegen.deck import builtins as slidev_builtins
 from slidegen.deck.layouts import Layout
 from slidegen.deck.nodes import (
@@ -111,12 +111,10 @@ def rewrite_url(url: str) -> str | None:
 
     External ``http(s)``/``mailto`` links are kept; other schemes (``javascript:``...) give ``None``.
     """
-    parts = urlsplit(url)
-    if parts.scheme:
-        return url if parts.scheme.lower() in _SAFE_SCHEMES else None
-    path, _, fragment = url.partition("#")
-    if path.endswith(".md"):
-        path = path[: -len(".md")] + ".html"
+    to = links.target(url)
+    if to.external:
+        return url if to.scheme in _SAFE_SCHEMES else None
+    path, fragment = (to.with_suffix(".html") if to.other_deck else to.path), to.fragment
     if fragment and not fragment.startswith("/") and (path == "" or path.endswith(".html")):
         fragment = "/" + fragment
     return path + ("#" + fragment if fragment else "")

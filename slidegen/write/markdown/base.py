@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, assert_never
-from urllib.parse import urlsplit
 
 import yaml
 
-from slidegen.deck import rawimages
+from slidegen.deck import links, rawimages
 from slidegen.deck.layouts import layout
 from slidegen.deck.nodes import (
     Block,
@@ -267,14 +266,15 @@ class MarkdownWriter:
 
     def link_target(self, url: str) -> str:
         """Slide links as the target tool reads them; web links unchanged."""
-        if urlsplit(url).scheme:
+        to = links.target(url)
+        if to.external:
             return url
-        path, _, fragment = url.partition("#")
-        if not path:
-            number = self.ids.get(fragment)
+        if not to.path:
+            number = self.ids.get(to.fragment)
             return url if number is None else self.slide_link(number)
-        if path.endswith(".md"):
-            return self.deck_link(url, path, self.index.slide_number(path, fragment) if fragment else None)
+        if to.other_deck:
+            fragment = to.fragment
+            return self.deck_link(url, to.path, self.index.slide_number(to.path, fragment) if fragment else None)
         return url
 
 

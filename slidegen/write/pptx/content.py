@@ -10,7 +10,6 @@ know fails loudly (:func:`typing.assert_never`) instead of vanishing from the sl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -20,7 +19,7 @@ from pptx.util import Inches, Pt
 
 from slidegen import theme
 from slidegen.deck import builtins as slidev_builtins
-from slidegen.deck import clicks, figbox, rawhtml, rawimages
+from slidegen.deck import clicks, figbox, links, rawhtml, rawimages
 from slidegen.deck import nodes as d
 from slidegen.errors import SlidegenError
 from slidegen.media import components as comp
@@ -259,15 +258,16 @@ def _html_look(node: d.HtmlSpan, ctx: Context, line: int) -> dict[str, Any]:
 
 def link_target(url: str, ctx: Context, line: int) -> dict[str, Any]:
     """Run fields for a link: ``slide`` for ``#id``, ``url`` otherwise (``x.md`` -> ``x.pptx``)."""
-    if url.startswith("#"):
-        slide = ctx.deck.slide_by_id(url[1:])
+    to = links.target(url)
+    if to.this_deck:
+        slide = ctx.deck.slide_by_id(to.fragment)
         if slide is None:
-            ctx.warn(line, f"link to '{url}': no slide of this deck has id '{url[1:]}'")
+            ctx.warn(line, f"link to '{url}': no slide of this deck has id '{to.fragment}'")
             return {}
         return {"slide": slide.index}
-    if not re.match(r"^[a-z][a-z0-9+.-]*:", url, re.I):
-        url = re.sub(r"\.md(?=$|#)", ".pptx", url).split("#")[0]
-    return {"url": url}
+    if to.external:
+        return {"url": url}
+    return {"url": to.with_suffix(".pptx") if to.other_deck else to.path}
 
 
 # --------------------------------------------------------------------------- blocks
