@@ -272,9 +272,8 @@ def test_the_installed_cli_builds_every_output_of_every_feature_without_node_mod
     assert (project / "build" / "html" / "01-installed.html").is_file()
     for asset in ("reveal.js", "katex.min.js", "mermaid.min.js", "components/tally-counter.js"):
         assert (project / "build" / "html" / "assets" / asset).is_file(), asset
-    found = _run(
-        [venv / "bin" / "python", "-c", "from slidegen import assets; print(assets.find_node_modules())"], cwd=project
-    )
+    code = "from slidegen.media import assets; print(assets.find_node_modules())"
+    found = _run([venv / "bin" / "python", "-c", code], cwd=project)
     assert found.stdout.strip() == str(
         venv
         / "lib"
