@@ -51,8 +51,9 @@ def main() -> int:
     text = SAMPLE.read_text(encoding="utf-8")
     body = re.sub(r"^id: .*\n", "", text.split("---\n", 2)[2], flags=re.MULTILINE)  # no headmatter, no ids
     big = text + "".join("\n---\n\n" + body for _ in range(38))
-    slides = len(parse_text(big, Path("big.md")).slides)
-    seconds = timed(lambda: parse_text(big, Path("big.md")))
+    start = time.perf_counter()
+    slides = len(parse_text(big, Path("big.md")).slides)  # the first parse: the parser's set-up included
+    seconds = time.perf_counter() - start
     results.append((f"parse {slides} slides", seconds, "< 2 s", seconds < 2.0))
 
     with tempfile.TemporaryDirectory(prefix="slidegen-bench-") as tmp:
