@@ -56,9 +56,13 @@ decks: $(VENV)/.compiler node_modules/.package-lock.json
 run: $(VENV)/.experiments
 	$(BIN)/slidegen run
 
+# The gate: lint (complexity bound included), formatting, types (the compiler under --strict), the project's
+# own check, then the suite.
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy --strict slidegen
 	$(BIN)/slidegen check --strict
 	$(BIN)/python -m pytest -q
 
@@ -70,6 +74,7 @@ bench: setup
 	$(BIN)/python benchmarks/build_speed.py
 	$(BIN)/python benchmarks/train_speed.py
 	$(BIN)/python benchmarks/bench_browser_trainer.py
+	$(BIN)/python benchmarks/parse_speed.py
 
 clean:
 	rm -rf build

@@ -1,7 +1,7 @@
 """Build hook: the wheel and the sdist carry the reveal.js, KaTeX (and Mermaid) files the pages load.
 
 They are copied from ``node_modules`` (``npm ci``) into ``slidegen/_vendor/node_modules`` of the
-build, never into the source tree or git. The list is :data:`slidegen.assets.BUNDLED`, read as a
+build, never into the source tree or git. The list is :data:`slidegen.media.assets.BUNDLED`, read as a
 literal so this file imports nothing of slidegen. An sdist carries the copy, so a wheel built from
 it (as ``python -m build`` does) finds the files there.
 """
@@ -17,12 +17,12 @@ from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
-ASSETS = HERE / "slidegen" / "assets.py"
+ASSETS = HERE / "slidegen" / "media" / "assets.py"
 VENDOR = Path("slidegen") / "_vendor" / "node_modules"
 
 
 def _literal(name: str) -> tuple:
-    """A module-level literal of slidegen/assets.py (``BUNDLED``, ``OPTIONAL``, ``_VENDOR_FILES``)."""
+    """A module-level literal of slidegen/media/assets.py (``BUNDLED``, ``OPTIONAL``, ``_VENDOR_FILES``)."""
     for node in ast.parse(ASSETS.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             return tuple(ast.literal_eval(node.value))

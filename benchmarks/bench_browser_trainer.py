@@ -65,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             times[name].append(out["seconds"])
             gaps[name].append(out["frame_gap_ms"])
             diffs.append(max(abs(v - p) for (_, v), p in zip(out["evals"], python_val, strict=True)))
-            print(f"repeat {k + 1}, {name}: {out['seconds']:.2f} s, longest frame gap {out['frame_gap_ms']:.0f} ms",
-                  flush=True)  # fmt: skip
+            print(
+                f"repeat {k + 1}, {name}: {out['seconds']:.2f} s, longest frame gap {out['frame_gap_ms']:.0f} ms",
+                flush=True,
+            )
     load_after = os.getloadavg()[0]
     print(f"\nload average {load_before:.1f} before, {load_after:.1f} after; {os.cpu_count()} cores")
     print(f"largest |browser - Python| validation loss at any evaluation, any run: {max(diffs):.2e} nats\n")

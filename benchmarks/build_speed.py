@@ -122,27 +122,55 @@ def builds(slidegen: str, decks: int, repeats: int) -> list[tuple[str, float]]:
         def clean() -> None:
             shutil.rmtree(root / "build", ignore_errors=True)
 
-        rows.append((f"{decks} decks: slidegen, cold (empty build/ and caches), 2 processes",
-                     median(build, root, max(1, repeats // 2), clean)))
-        rows.append((f"{decks} decks: slidegen, cold, `--jobs 1`", median([*build, "-j", "1"], root,
-                                                                          max(1, repeats // 2), clean)))
-        rows.append((f"{decks} decks: slidegen, full warm build (`--force`), 2 processes",
-                     median([*build, "--force"], root, repeats)))
-        rows.append((f"{decks} decks: slidegen, full warm build, `--jobs 1`",
-                     median([*build, "--force", "-j", "1"], root, repeats)))
+        rows.append(
+            (
+                f"{decks} decks: slidegen, cold (empty build/ and caches), 2 processes",
+                median(build, root, max(1, repeats // 2), clean),
+            )
+        )
+        rows.append(
+            (
+                f"{decks} decks: slidegen, cold, `--jobs 1`",
+                median([*build, "-j", "1"], root, max(1, repeats // 2), clean),
+            )
+        )
+        rows.append(
+            (
+                f"{decks} decks: slidegen, full warm build (`--force`), 2 processes",
+                median([*build, "--force"], root, repeats),
+            )
+        )
+        rows.append(
+            (
+                f"{decks} decks: slidegen, full warm build, `--jobs 1`",
+                median([*build, "--force", "-j", "1"], root, repeats),
+            )
+        )
         if shutil.which("pandoc"):
             out = root / "pandoc-out"
             out.mkdir()
-            rows.append((f"{decks} decks: pandoc, reveal.js HTML + PPTX (one process per output)",
-                         median(pandoc_all(paths, out), root, max(1, repeats // 2))))
+            rows.append(
+                (
+                    f"{decks} decks: pandoc, reveal.js HTML + PPTX (one process per output)",
+                    median(pandoc_all(paths, out), root, max(1, repeats // 2)),
+                )
+            )
         if decks == 14:
             timed(build, root)
             rows.append((f"{decks} decks: slidegen, no-op rebuild (nothing changed)", median(build, root, repeats)))
             count = iter(range(1000))
-            rows.append((f"{decks} decks: slidegen, one slide of one deck edited (`slidegen build`)",
-                         median(build, root, repeats, lambda: edit_one_slide(paths[0], next(count)))))
-            rows.append((f"{decks} decks: slidegen, the same, naming the deck (`slidegen build 01`)",
-                         median([*build, "01"], root, repeats, lambda: edit_one_slide(paths[0], next(count)))))
+            rows.append(
+                (
+                    f"{decks} decks: slidegen, one slide of one deck edited (`slidegen build`)",
+                    median(build, root, repeats, lambda: edit_one_slide(paths[0], next(count))),
+                )
+            )
+            rows.append(
+                (
+                    f"{decks} decks: slidegen, the same, naming the deck (`slidegen build 01`)",
+                    median([*build, "01"], root, repeats, lambda: edit_one_slide(paths[0], next(count))),
+                )
+            )
     return rows
 
 
@@ -181,10 +209,15 @@ def real_decks(slidegen: str, repeats: int) -> list[tuple[str, float]]:
         build = [slidegen, "build", REAL_DECK]
         numbers = iter(range(1000))
         return [
-            (f"this project's {count} decks: deck {REAL_DECK} touched, bytes unchanged (`slidegen build {REAL_DECK}`)",
-             median(build, root, repeats, lambda: os.utime(deck))),
-            (f"this project's {count} decks: one line of deck {REAL_DECK} edited (`slidegen build {REAL_DECK}`)",
-             median(build, root, repeats, lambda: edit_one_line(deck, next(numbers)))),
+            (
+                f"this project's {count} decks: deck {REAL_DECK} touched, bytes unchanged "
+                f"(`slidegen build {REAL_DECK}`)",
+                median(build, root, repeats, lambda: os.utime(deck)),
+            ),
+            (
+                f"this project's {count} decks: one line of deck {REAL_DECK} edited (`slidegen build {REAL_DECK}`)",
+                median(build, root, repeats, lambda: edit_one_line(deck, next(numbers))),
+            ),
         ]
 
 
@@ -210,8 +243,14 @@ def serve_timing(slidegen: str, edits: int) -> tuple[float, float, str] | None:
         root = Path(tmp)
         paths = make_project(root, 14, first_slides=SERVE_SLIDES)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        child = subprocess.Popen([slidegen, "serve", "--port", "0"], cwd=root, stderr=subprocess.PIPE,
-                                 stdout=subprocess.DEVNULL, text=True, env=env)
+        child = subprocess.Popen(
+            [slidegen, "serve", "--port", "0"],
+            cwd=root,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
         log: queue.Queue[str] = queue.Queue()
         try:
             line = ""
@@ -219,6 +258,7 @@ def serve_timing(slidegen: str, edits: int) -> tuple[float, float, str] | None:
                 line = child.stderr.readline() if child.stderr else ""
                 if not line and child.poll() is not None:
                     raise RuntimeError("slidegen serve did not start")
+
             def read_log() -> None:
                 for text in child.stderr or ():
                     log.put(text)
@@ -238,10 +278,14 @@ def serve_timing(slidegen: str, edits: int) -> tuple[float, float, str] | None:
                     edit_one_slide(paths[0], n)
                     page.wait_for_function(
                         f"window.Reveal && Reveal.isReady() && Reveal.getCurrentSlide().textContent"
-                        f".includes('edit {n}')", polling=5, timeout=20000)
+                        f".includes('edit {n}')",
+                        polling=5,
+                        timeout=20000,
+                    )
                     seconds = time.perf_counter() - start
-                    how = "patched" if page.evaluate("window.__slidegenLoaded === performance.timeOrigin") \
-                        else "reloaded"
+                    how = (
+                        "patched" if page.evaluate("window.__slidegenLoaded === performance.timeOrigin") else "reloaded"
+                    )
                     time.sleep(0.3)
                     said = ""
                     while not log.empty():
@@ -265,8 +309,10 @@ def serve_rows(slidegen: str, edits: int) -> list[tuple[str, float]]:
     if reload is None:
         return []
     print(f"serve, the median edit: {reload[2]}", file=sys.stderr)
-    return [(f"serve: save to page showing the edit, {SERVE_SLIDES}-slide deck, median of {edits}", reload[0]),
-            ("serve: the same, slowest edit", reload[1])]
+    return [
+        (f"serve: save to page showing the edit, {SERVE_SLIDES}-slide deck, median of {edits}", reload[0]),
+        ("serve: the same, slowest edit", reload[1]),
+    ]
 
 
 def main() -> int:
@@ -278,8 +324,10 @@ def main() -> int:
     repeats = 3 if args.quick else args.repeats
     edits = 5 if args.quick else SERVE_EDITS
     slidegen = str(Path(sys.executable).with_name("slidegen"))
-    print(f"{N_SLIDES}-slide decks, median of {repeats} (cold builds and pandoc: {max(1, repeats // 2)}), "
-          f"{os.cpu_count()} cores\n")
+    print(
+        f"{N_SLIDES}-slide decks, median of {repeats} (cold builds and pandoc: {max(1, repeats // 2)}), "
+        f"{os.cpu_count()} cores\n"
+    )
     print("| what | seconds |\n|---|---:|", flush=True)
 
     def show(rows: list[tuple[str, float]]) -> None:
@@ -294,8 +342,12 @@ def main() -> int:
     show(real_decks(slidegen, repeats))
     reload = serve_reload(slidegen, edits)
     if reload is not None:
-        show([(f"serve: save to page showing the edit, {SERVE_SLIDES}-slide deck, median of {edits}", reload[0]),
-              ("serve: the same, slowest edit", reload[1])])
+        show(
+            [
+                (f"serve: save to page showing the edit, {SERVE_SLIDES}-slide deck, median of {edits}", reload[0]),
+                ("serve: the same, slowest edit", reload[1]),
+            ]
+        )
     if not args.quick:
         show(builds(slidegen, 56, repeats))
     return 0

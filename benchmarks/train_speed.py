@@ -127,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
 
     cpu = cpu_name()
-    print(f"machine: {platform.machine()} {cpu}, {os.cpu_count()} cores; torch {torch.__version__}, "
-          f"default threads {torch.get_num_threads()}; Python {platform.python_version()}")  # fmt: skip
+    print(
+        f"machine: {platform.machine()} {cpu}, {os.cpu_count()} cores; torch {torch.__version__}, "
+        f"default threads {torch.get_num_threads()}; Python {platform.python_version()}"
+    )
 
     peak = {t: matmul_flops(t) for t in (1, 2)}
     corpus = load_corpus()
@@ -204,17 +206,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: " + ", ".join(f"{t:.3g}" for t in times))
     print(f"\n1024x1024 float32 matmul: {peak[1] / 1e9:.1f} GFLOP/s on 1 thread, {peak[2] / 1e9:.1f} on 2")
     shared = load_before[0] > 0.5  # (the load after includes this benchmark's own 2 threads)
-    print(f"load average before: {load_before[0]:.2f}, after: {load_after[0]:.2f}"
-          + ("  (the machine was shared: numbers are pessimistic)" if shared else ""))  # fmt: skip
+    print(
+        f"load average before: {load_before[0]:.2f}, after: {load_after[0]:.2f}"
+        + ("  (the machine was shared: numbers are pessimistic)" if shared else "")
+    )
 
     print("\nMarkdown:\n")
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
     for r in table:
         print("| " + " | ".join(r) + " |")
-    print(f"\n{args.steps} steps per run; % of peak against a 1024x1024 float32 matmul with the same threads "
-          f"({peak[1] / 1e9:.0f} GFLOP/s on 1 thread, {peak[2] / 1e9:.0f} on 2); {cpu}, {os.cpu_count()} cores; "
-          f"FLOPs = (6 P + 12 L T D) per training token + a third of that per evaluated token.")  # fmt: skip
+    print(
+        f"\n{args.steps} steps per run; % of peak against a 1024x1024 float32 matmul with the same threads "
+        f"({peak[1] / 1e9:.0f} GFLOP/s on 1 thread, {peak[2] / 1e9:.0f} on 2); {cpu}, {os.cpu_count()} cores; "
+        f"FLOPs = (6 P + 12 L T D) per training token + a third of that per evaluated token."
+    )
     return 0
 
 

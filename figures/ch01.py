@@ -19,8 +19,16 @@ def _levels(ax, levels, x, names=LEVEL_NAMES, ha="right") -> None:
     """Dotted reference levels, each labelled just above its line at ``x`` (by default the right edge)."""
     for name, level in zip(names, levels, strict=True):
         ax.axhline(level, color=theme.MUTED, linestyle=":", linewidth=1.5)
-        ax.annotate(name, (x, level), xytext=(-4 if ha == "right" else 0, 4), textcoords="offset points",
-                    ha=ha, va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+        ax.annotate(
+            name,
+            (x, level),
+            xytext=(-4 if ha == "right" else 0, 4),
+            textcoords="offset points",
+            ha=ha,
+            va="bottom",
+            color=theme.MUTED,
+            fontsize=14,
+        )
 
 
 def _band(ax, step, values, label, colour, style) -> None:
@@ -35,8 +43,13 @@ def loss(runs):
     run = runs["ch01.default"]
     step, val, train = run["step"], run["val_loss"], run["train_loss"]
     fig, ax = new_figure()
-    ax.plot(step[1:], train[:, 1:].mean(axis=0), label="training loss (mean of 10 batches)",
-            color=theme.PALETTE[1], linestyle="--")  # fmt: skip
+    ax.plot(
+        step[1:],
+        train[:, 1:].mean(axis=0),
+        label="training loss (mean of 10 batches)",
+        color=theme.PALETTE[1],
+        linestyle="--",
+    )
     ax.plot(step, val.mean(axis=0), label="validation loss", color=theme.PALETTE[0])
     _levels(ax, run["levels"], step[-1])
     ax.set_xlabel("step")
@@ -59,8 +72,7 @@ def plateau(runs):
     step = run["step"][keep]
     styles = ("-", "--", "-.", (0, (1, 1.2)))
     for k, lr in enumerate(run["lrs"]):
-        _band(left, step, run["no_norm_val_loss"][k][:, keep], f"lr {lr:g}", theme.PALETTE[(1, 3, 4, 5)[k]],
-              styles[k])  # fmt: skip
+        _band(left, step, run["no_norm_val_loss"][k][:, keep], f"lr {lr:g}", theme.PALETTE[(1, 3, 4, 5)[k]], styles[k])
     left.set_title("no LayerNorm, by learning rate", fontsize=16)
     at = default["step"] <= end
     _band(right, default["step"][at], default["val_loss"][:, at], "default", theme.PALETTE[0], "-")
@@ -87,8 +99,13 @@ def seeds(runs):
     keep = step >= step[-1] // 2
     fig, ax = new_figure()
     for i, seed in enumerate(run["seeds"]):
-        ax.plot(step[keep], val[i, keep], label=f"seed {int(seed)}", color=theme.PALETTE[i],
-                linestyle=("-", "--", "-.")[i % 3])  # fmt: skip
+        ax.plot(
+            step[keep],
+            val[i, keep],
+            label=f"seed {int(seed)}",
+            color=theme.PALETTE[i],
+            linestyle=("-", "--", "-.")[i % 3],
+        )
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats)")
     ax.legend(loc="upper right")
@@ -103,8 +120,13 @@ def arithmetic(runs):
     step = run["step"]
     fig, (top, bottom) = new_figure(2, 1, sharex=True)
     top.plot(step, run["val_loss"].mean(axis=0), label="every character", color=theme.PALETTE[0])
-    top.plot(step, run["answer_loss2"].mean(axis=0), label="answer characters, held-out sums",
-             color=theme.PALETTE[1], linestyle="--")  # fmt: skip
+    top.plot(
+        step,
+        run["answer_loss2"].mean(axis=0),
+        label="answer characters, held-out sums",
+        color=theme.PALETTE[1],
+        linestyle="--",
+    )
     top.set_ylabel("loss (nats)")
     top.set_ylim(0, None)
     top.legend(loc="upper right")
@@ -129,13 +151,24 @@ def lr_extremes(runs):
     default, extremes = runs["ch01.default"], runs["ch01.lr_extremes"]
     step = extremes["step"]
     fig, ax = new_figure()
-    ax.plot(step, extremes["low_val_loss"].mean(axis=0), label="100x too low, cosine", color=theme.PALETTE[2],
-            linestyle="-.")  # fmt: skip
-    ax.plot(step, extremes["low_constant_val_loss"].mean(axis=0), label="100x too low, constant",
-            color=theme.PALETTE[4], linestyle=(0, (1, 1.5)))  # fmt: skip
+    ax.plot(
+        step,
+        extremes["low_val_loss"].mean(axis=0),
+        label="100x too low, cosine",
+        color=theme.PALETTE[2],
+        linestyle="-.",
+    )
+    ax.plot(
+        step,
+        extremes["low_constant_val_loss"].mean(axis=0),
+        label="100x too low, constant",
+        color=theme.PALETTE[4],
+        linestyle=(0, (1, 1.5)),
+    )
     ax.plot(default["step"], default["val_loss"].mean(axis=0), label="default", color=theme.PALETTE[0])
-    ax.plot(step, extremes["high_val_loss"].mean(axis=0), label="1,000x too high", color=theme.PALETTE[1],
-            linestyle="--")  # fmt: skip
+    ax.plot(
+        step, extremes["high_val_loss"].mean(axis=0), label="1,000x too high", color=theme.PALETTE[1], linestyle="--"
+    )
     _levels(ax, default["levels"][1:2], 160, LEVEL_NAMES[1:2], ha="left")  # left: no curve crosses there
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats)")
@@ -156,12 +189,25 @@ def nan(runs):
     fig, (logits_ax, nan_ax) = new_figure(1, 2)  # side by side: a short, wide box keeps both panels readable
     calm = run["ablation_max_logit"][:, :end]
     for i in range(len(calm)):
-        logits_ax.semilogy(step[: calm.shape[1]], calm[i], color=theme.MUTED, linestyle=":", linewidth=2.5,
-                     label="LayerNorm: finite" if i == 0 else None)  # fmt: skip
+        logits_ax.semilogy(
+            step[: calm.shape[1]],
+            calm[i],
+            color=theme.MUTED,
+            linestyle=":",
+            linewidth=2.5,
+            label="LayerNorm: finite" if i == 0 else None,
+        )
     for i, seed in enumerate(run["seeds"]):
         finite = np.isfinite(logit[i])
-        logits_ax.semilogy(step[finite], logit[i, finite], color=theme.PALETTE[i], linestyle=("-", "--", "-.")[i % 3],
-                     marker="o", markersize=4, label=f"no LN, seed {int(seed)}")  # fmt: skip
+        logits_ax.semilogy(
+            step[finite],
+            logit[i, finite],
+            color=theme.PALETTE[i],
+            linestyle=("-", "--", "-.")[i % 3],
+            marker="o",
+            markersize=4,
+            label=f"no LN, seed {int(seed)}",
+        )
         if not finite.all():  # the first step whose logits are not finite, drawn at float32's ceiling
             logits_ax.plot(step[np.argmin(finite)], 3.4e38, marker="X", markersize=11, color=theme.PALETTE[i])
     logits_ax.plot([], [], marker="X", markersize=11, color=theme.TEXT, linestyle="none", label="not finite")
@@ -169,8 +215,9 @@ def nan(runs):
     # each name where no curve runs: exp's limit at the left (the runs cross it after step 8), float32's at the right
     for y, name, x, ha in ((88.72, "exp's limit 88.7", 0.3, "left"), (3.4e38, "float32 max", right, "right")):
         logits_ax.axhline(y, color=theme.TEXT, linestyle=(0, (6, 2, 1, 2)), linewidth=1.2)
-        logits_ax.annotate(name, (x, y), xytext=(0, 3), textcoords="offset points", ha=ha, va="bottom",
-                           color=theme.TEXT)  # fmt: skip
+        logits_ax.annotate(
+            name, (x, y), xytext=(0, 3), textcoords="offset points", ha=ha, va="bottom", color=theme.TEXT
+        )
     logits_ax.set_ylabel("largest |logit|")
     logits_ax.set_ylim(1e-3, 1e80)  # room above float32's ceiling for the legend
     logits_ax.set_xlim(0, right)
@@ -192,8 +239,7 @@ def trainer(runs):
     run = runs["ch01.trainer"]
     step, val, train = run["step"], run["val_loss"], run["train_loss"]
     fig, ax = new_figure()
-    ax.plot(step[1:], train[1:], label="training loss (mean of 100 batches)", color=theme.PALETTE[1],
-            linestyle="--")  # fmt: skip
+    ax.plot(step[1:], train[1:], label="training loss (mean of 100 batches)", color=theme.PALETTE[1], linestyle="--")
     ax.plot(step, val, label="validation loss", color=theme.PALETTE[0], marker="o", markersize=4)
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats)")

@@ -53,13 +53,26 @@ def context(runs):
     run, matched = runs["ch02.windows"], runs["ch02.matched"]
     ctx, val, ms = run["context"], run["val_loss"], run["ms_per_step"]
     fig, (left, right) = new_figure(1, 2, height=3.8)
-    for k, (c, v, label) in enumerate((
-        (ctx, val[:, :, -1], "batch 32"),
-        (matched["context"], matched["val_loss"][:, :, -1],
-         f"{int(matched['context'][0] * matched['batch'][0]):,} characters per step"),
-    )):  # fmt: skip
-        left.errorbar(c, v.mean(axis=1), yerr=v.std(axis=1, ddof=1), color=theme.PALETTE[k], marker=MARKERS[k],
-                      capsize=5, linestyle=STYLES[k], label=label)  # fmt: skip
+    for k, (c, v, label) in enumerate(
+        (
+            (ctx, val[:, :, -1], "batch 32"),
+            (
+                matched["context"],
+                matched["val_loss"][:, :, -1],
+                f"{int(matched['context'][0] * matched['batch'][0]):,} characters per step",
+            ),
+        )
+    ):
+        left.errorbar(
+            c,
+            v.mean(axis=1),
+            yerr=v.std(axis=1, ddof=1),
+            color=theme.PALETTE[k],
+            marker=MARKERS[k],
+            capsize=5,
+            linestyle=STYLES[k],
+            label=label,
+        )
     left.set_xscale("log", base=2)
     left.set_xticks(ctx, [str(int(c)) for c in ctx])
     left.set_xlabel("context (characters)")
@@ -125,8 +138,16 @@ def segmentation(runs):
         for k, width in enumerate(int(w) for w in lens if w > 0):
             even = k % 2 == 0  # neighbours alternate in colour and in shade (apart in grey-scale too)
             ax.add_patch(_box(x, y, width, theme.PALETTE[0] if even else theme.PALETTE[4], 0.35 if even else 0.15))
-            ax.text(x + width / 2, y + 0.42, _show(line[x : x + width]), ha="center", va="center",
-                    fontfamily="monospace", fontsize=12, color=theme.TEXT)  # fmt: skip
+            ax.text(
+                x + width / 2,
+                y + 0.42,
+                _show(line[x : x + width]),
+                ha="center",
+                va="center",
+                fontfamily="monospace",
+                fontsize=12,
+                color=theme.TEXT,
+            )
             x += width
         count = sum(1 for w in lens if w > 0)
         name = "characters" if row == 0 else f"vocabulary {int(size)}"
@@ -140,8 +161,9 @@ def segmentation(runs):
 def _box(x: float, y: float, width: float, colour: str, alpha: float):
     from matplotlib.patches import Rectangle
 
-    return Rectangle((x + 0.05, y + 0.05), width - 0.1, 0.75, facecolor=colour, alpha=alpha, edgecolor=colour,
-                     linewidth=1.5)  # fmt: skip
+    return Rectangle(
+        (x + 0.05, y + 0.05), width - 0.1, 0.75, facecolor=colour, alpha=alpha, edgecolor=colour, linewidth=1.5
+    )
 
 
 @figure("ch02.bpe_bpc", runs=("ch02.bpe",))
@@ -156,8 +178,15 @@ def bpe_bpc(runs):
     for k, name in enumerate(names):
         curve = run[f"{name}_bpc"].mean(axis=0)
         label = "characters (64 symbols)" if name == "char" else f"BPE, vocabulary {name[1:]}"
-        ax.plot(step, curve, label=label, color=theme.PALETTE[k], linestyle=STYLES[k % 4], marker=MARKERS[k % 4],
-                markevery=max(1, len(step) // 8))  # fmt: skip
+        ax.plot(
+            step,
+            curve,
+            label=label,
+            color=theme.PALETTE[k],
+            linestyle=STYLES[k % 4],
+            marker=MARKERS[k % 4],
+            markevery=max(1, len(step) // 8),
+        )
     ax.set_xlabel("step")
     ax.set_ylabel("bits per character")
     ax.set_xlim(0, step[-1])
@@ -175,8 +204,16 @@ def mixture(runs):
     fig, ax = new_figure(height=3.8)
     for k, (key, name) in enumerate((("hamlet", "Hamlet's validation text"), ("macbeth", "Macbeth's validation text"))):
         v = run[key]
-        ax.errorbar(share, v.mean(axis=1), yerr=v.std(axis=1, ddof=1), label=name, color=theme.PALETTE[k],
-                    linestyle=STYLES[k], marker=MARKERS[k], capsize=5)  # fmt: skip
+        ax.errorbar(
+            share,
+            v.mean(axis=1),
+            yerr=v.std(axis=1, ddof=1),
+            label=name,
+            color=theme.PALETTE[k],
+            linestyle=STYLES[k],
+            marker=MARKERS[k],
+            capsize=5,
+        )
     ax.set_xticks(share, [f"{int(s)}%" for s in share])
     ax.set_xlabel("Macbeth's share of the training text")
     ax.set_ylabel("validation loss (nats)")
@@ -195,8 +232,15 @@ def data_size(runs):
     for k, frac in enumerate(run["fraction"]):
         gap = val[k] - train[k]  # (seeds, evals)
         colour = theme.PALETTE[k]
-        ax.plot(step, gap.mean(axis=0), color=colour, linestyle=STYLES[k], marker=MARKERS[k],
-                markevery=max(1, len(step) // 8), label=f"{round(100 * frac)}% of the text")  # fmt: skip
+        ax.plot(
+            step,
+            gap.mean(axis=0),
+            color=colour,
+            linestyle=STYLES[k],
+            marker=MARKERS[k],
+            markevery=max(1, len(step) // 8),
+            label=f"{round(100 * frac)}% of the text",
+        )
         ax.fill_between(step, gap.min(axis=0), gap.max(axis=0), color=colour, alpha=0.2, linewidth=0)
     ax.axhline(0, color=theme.MUTED, linestyle=":", linewidth=1.5)
     ax.set_xlabel("step")
@@ -228,8 +272,17 @@ def docmask(runs):
     x = np.arange(len(names))
     for e, (index, label, hatch) in enumerate(DOCMASK_EVALS):
         v = scores[index]
-        ax.bar(x + (e - 1.5) * width, v.mean(axis=1), width, yerr=v.std(axis=1, ddof=1), label=label,
-               color=theme.PALETTE[e], hatch=hatch, edgecolor=theme.BACKGROUND, capsize=4)  # fmt: skip
+        ax.bar(
+            x + (e - 1.5) * width,
+            v.mean(axis=1),
+            width,
+            yerr=v.std(axis=1, ddof=1),
+            label=label,
+            color=theme.PALETTE[e],
+            hatch=hatch,
+            edgecolor=theme.BACKGROUND,
+            capsize=4,
+        )
     ax.set_xticks(x, names)
     ax.set_ylabel("loss on Macbeth (nats)")
     ax.grid(axis="x", visible=False)

@@ -45,12 +45,19 @@ def fd_v(runs):
     fig, ax = new_figure()
     for key, label, colour, style, marker in _CURVES:
         err = np.asarray(run[key])
-        ax.loglog(h, _geo(err), label=label, color=theme.PALETTE[colour], linestyle=style, marker=marker,
-                  markersize=6)  # fmt: skip
+        ax.loglog(h, _geo(err), label=label, color=theme.PALETTE[colour], linestyle=style, marker=marker, markersize=6)
         ax.fill_between(h, err.min(axis=0), err.max(axis=0), color=theme.PALETTE[colour], alpha=0.15, linewidth=0)
     ax.axhline(1.0, color=theme.MUTED, linestyle=":", linewidth=1.5)
-    ax.annotate("100% error: the nudge rounds away", (h.min(), 1.0), xytext=(4, -6), textcoords="offset points",
-                ha="left", va="top", color=theme.MUTED, fontsize=14)  # fmt: skip
+    ax.annotate(
+        "100% error: the nudge rounds away",
+        (h.min(), 1.0),
+        xytext=(4, -6),
+        textcoords="offset points",
+        ha="left",
+        va="top",
+        color=theme.MUTED,
+        fontsize=14,
+    )
     ax.set_xlabel("step h (weight units)")
     ax.set_ylabel("relative error of the quotient")
     ax.set_ylim(1e-13, 30)
@@ -69,16 +76,23 @@ def residual(runs):
     from matplotlib.ticker import NullFormatter
 
     fig, axes = new_figure(1, 2)  # fills its box
-    for ax, key, ylabel in ((axes[0], "grad", "‖∂L/∂x‖, raw"),
-                            (axes[1], "scaled", "‖∂L/∂x‖ · ‖x‖, scale-free")):  # fmt: skip
+    for ax, key, ylabel in ((axes[0], "grad", "‖∂L/∂x‖, raw"), (axes[1], "scaled", "‖∂L/∂x‖ · ‖x‖, scale-free")):
         for tag, label, colour, style in (("res", "with residuals", 0, "-"), ("nores", "without", 1, "--")):
             for when, marker, fill in (("init", "o", "none"), ("trained", "s", "full")):
                 name = f"L{depth}.{tag}.{when}.{key}"
                 if name not in set(run):  # an arm that collapsed has no trained profile
                     continue
                 moment = "at init" if when == "init" else "trained"
-                ax.semilogy(layers, _geo(np.asarray(run[name])), color=theme.PALETTE[colour], linestyle=style,
-                            marker=marker, fillstyle=fill, markersize=8, label=f"{label}, {moment}")  # fmt: skip
+                ax.semilogy(
+                    layers,
+                    _geo(np.asarray(run[name])),
+                    color=theme.PALETTE[colour],
+                    linestyle=style,
+                    marker=marker,
+                    fillstyle=fill,
+                    markersize=8,
+                    label=f"{label}, {moment}",
+                )
         ax.set_xlabel("layer (1: nearest the embedding)")
         ax.set_ylabel(ylabel)
         ax.set_xticks(layers)
@@ -99,10 +113,17 @@ def memory(runs):
     left.set_xlabel("batch (windows of 16)")
     left.set_ylabel("bytes")
     left.legend(loc="upper left", fontsize=14)
-    right.loglog(run["contexts"], run["context_bytes"], color=theme.PALETTE[1], linestyle="--", marker="s",
-                 label="saved for backward")  # fmt: skip
-    right.loglog(run["contexts"], run["context_weights"], color=theme.MUTED, linestyle=":", linewidth=2,
-                 label="the weights")  # fmt: skip
+    right.loglog(
+        run["contexts"],
+        run["context_bytes"],
+        color=theme.PALETTE[1],
+        linestyle="--",
+        marker="s",
+        label="saved for backward",
+    )
+    right.loglog(
+        run["contexts"], run["context_weights"], color=theme.MUTED, linestyle=":", linewidth=2, label="the weights"
+    )
     right.set_xlabel("context (batch of 32)")
     right.legend(loc="upper left", fontsize=14)
     for ax in (left, right):
@@ -122,8 +143,15 @@ def saved_parts(runs):
     bars = ax.barh(names, values, color=[theme.PALETTE[1]] + [theme.PALETTE[0]] * len(order))
     bars[0].set_hatch("//")
     for bar, value in zip(bars, values, strict=True):
-        ax.annotate(f"{value:,.0f} KiB", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(6, 0),
-                    textcoords="offset points", va="center", fontsize=15, color=theme.TEXT)  # fmt: skip
+        ax.annotate(
+            f"{value:,.0f} KiB",
+            (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=15,
+            color=theme.TEXT,
+        )
     ax.set_xlabel("KiB (batch 32, float32)")
     ax.set_xlim(0, max(values) * 1.25)
     ax.grid(axis="y", visible=False)

@@ -38,15 +38,29 @@ def valley(runs):
     fig, ax = new_figure()
     phi = np.linspace(0, 2 * math.pi, 200)
     for f in (0.5, 0.15, 0.05, 0.015, 0.005, 0.0015):
-        ax.plot(np.sqrt(2 * f * kappa) * np.cos(phi), np.sqrt(2 * f) * np.sin(phi), color=theme.MUTED,
-                linewidth=1, alpha=0.5)  # fmt: skip
+        ax.plot(
+            np.sqrt(2 * f * kappa) * np.cos(phi),
+            np.sqrt(2 * f) * np.sin(phi),
+            color=theme.MUTED,
+            linewidth=1,
+            alpha=0.5,
+        )
     for i, (key, name) in enumerate(OPTIMISERS[:3]):
         path = run[f"path_{key}"]
-        ax.plot(path[:, 0], path[:, 1], color=theme.PALETTE[i], linestyle=STYLES[i], marker=MARKERS[i],
-                markersize=4, linewidth=2, label=name)  # fmt: skip
+        ax.plot(
+            path[:, 0],
+            path[:, 1],
+            color=theme.PALETTE[i],
+            linestyle=STYLES[i],
+            marker=MARKERS[i],
+            markersize=4,
+            linewidth=2,
+            label=name,
+        )
     ax.plot([path[0, 0]], [path[0, 1]], "o", color=theme.TEXT, markersize=9)
-    ax.annotate("start", (path[0, 0], path[0, 1]), xytext=(6, 6), textcoords="offset points", fontsize=14,
-                color=theme.TEXT)  # fmt: skip
+    ax.annotate(
+        "start", (path[0, 0], path[0, 1]), xytext=(6, 6), textcoords="offset points", fontsize=14, color=theme.TEXT
+    )
     ax.plot([0], [0], "+", color=theme.TEXT, markersize=14, markeredgewidth=2)
     r = 1.1 * math.sqrt(kappa)
     ax.set_xlim(-r, r)
@@ -64,16 +78,28 @@ def steps(runs):
     run = runs["ch04.valley"]
     kappa = run["kappa"]
     fig, ax = new_figure()
-    lines = (("steps_sgd", "SGD"), ("steps_momentum", "momentum (β tuned too)"),
-             ("steps_adam_0", "Adam, valley along an axis"), ("steps_adam_45", "Adam, valley at 45°"))  # fmt: skip
+    lines = (
+        ("steps_sgd", "SGD"),
+        ("steps_momentum", "momentum (β tuned too)"),
+        ("steps_adam_0", "Adam, valley along an axis"),
+        ("steps_adam_45", "Adam, valley at 45°"),
+    )
     for i, (key, name) in enumerate(lines):
         ax.plot(kappa, run[key], color=theme.PALETTE[i], linestyle=STYLES[i], marker=MARKERS[i], label=name)
     k = kappa[kappa >= 10]
     for power, name, at in ((1.0, "∝ κ", run["steps_sgd"]), (0.5, "∝ √κ", run["steps_momentum"])):
         ref = at[list(kappa).index(k[-1])] * (k / k[-1]) ** power
         ax.plot(k, ref, color=theme.MUTED, linestyle=":", linewidth=1.5)
-        ax.annotate(name, (k[0], ref[0]), xytext=(-6, 0), textcoords="offset points", ha="right", va="center",
-                    color=theme.MUTED, fontsize=15)  # fmt: skip
+        ax.annotate(
+            name,
+            (k[0], ref[0]),
+            xytext=(-6, 0),
+            textcoords="offset points",
+            ha="right",
+            va="center",
+            color=theme.MUTED,
+            fontsize=15,
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("condition number κ")
@@ -115,12 +141,21 @@ def bias_loss(runs):
     run = runs["ch04.bias"]
     step = run["step"]
     fig, ax = new_figure()
-    lines = (("corrected", "corrected, no warmup"), ("uncorrected", "uncorrected, no warmup"),
-             ("corrected_warmup", "corrected, warmup"), ("uncorrected_warmup", "uncorrected, warmup"))  # fmt: skip
+    lines = (
+        ("corrected", "corrected, no warmup"),
+        ("uncorrected", "uncorrected, no warmup"),
+        ("corrected_warmup", "corrected, warmup"),
+        ("uncorrected_warmup", "uncorrected, warmup"),
+    )
     for i, (key, name) in enumerate(lines):
         v = run[f"val_{key}"]
-        ax.plot(step, v.mean(axis=0), color=theme.PALETTE[i], linestyle=STYLES[i],
-                label=f"{name}, lr {_lr_text(float(run[f'lr_{key}']))}")  # fmt: skip
+        ax.plot(
+            step,
+            v.mean(axis=0),
+            color=theme.PALETTE[i],
+            linestyle=STYLES[i],
+            label=f"{name}, lr {_lr_text(float(run[f'lr_{key}']))}",
+        )
         ax.fill_between(step, v.min(axis=0), v.max(axis=0), color=theme.PALETTE[i], alpha=0.15, linewidth=0)
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats)")
@@ -157,14 +192,16 @@ def decay(runs):
     for ax, (kind, name) in zip(axes, (("adamw", "AdamW"), ("adam", "Adam + L2")), strict=True):
         lrs, wds, finals = run[f"{kind}_lrs"], run[f"{kind}_decays"], run[f"{kind}_finals"]
         means = finals.mean(axis=2)  # (decays, rates)
-        image = ax.imshow(means, cmap="viridis_r", vmin=lo, vmax=min(3.4, float(np.nanmax(means))), aspect="auto",
-                          origin="lower")  # fmt: skip
+        image = ax.imshow(
+            means, cmap="viridis_r", vmin=lo, vmax=min(3.4, float(np.nanmax(means))), aspect="auto", origin="lower"
+        )
         for d in range(means.shape[0]):
             for r in range(means.shape[1]):
                 v = means[d, r]
                 dark = v < lo + 0.5 * (min(3.4, float(np.nanmax(means))) - lo)
-                ax.text(r, d, f"{v:.2f}", ha="center", va="center", fontsize=12,
-                        color="white" if not dark else theme.TEXT)  # fmt: skip
+                ax.text(
+                    r, d, f"{v:.2f}", ha="center", va="center", fontsize=12, color="white" if not dark else theme.TEXT
+                )
         d, r = _cell_best(finals)
         ax.add_patch(Rectangle((r - 0.5, d - 0.5), 1, 1, fill=False, edgecolor=theme.TEXT, linewidth=3))
         ax.set_xticks(range(len(lrs)), [_lr_text(x) for x in lrs], fontsize=13)
@@ -193,10 +230,23 @@ def sweep(runs):
         lrs, finals, wd = _best_row(run, key)
         means = finals.mean(axis=1)
         b = _best(finals)
-        ax.plot(lrs, means, color=theme.PALETTE[i], linestyle=STYLES[i], marker=MARKERS[i],
-                label=f"{name}, λ {_lr_text(wd)} (best {_lr_text(lrs[b])})")  # fmt: skip
-        ax.plot([lrs[b]], [means[b]], marker=MARKERS[i], markersize=15, color=theme.PALETTE[i], fillstyle="none",
-                markeredgewidth=2)  # fmt: skip
+        ax.plot(
+            lrs,
+            means,
+            color=theme.PALETTE[i],
+            linestyle=STYLES[i],
+            marker=MARKERS[i],
+            label=f"{name}, λ {_lr_text(wd)} (best {_lr_text(lrs[b])})",
+        )
+        ax.plot(
+            [lrs[b]],
+            [means[b]],
+            marker=MARKERS[i],
+            markersize=15,
+            color=theme.PALETTE[i],
+            fillstyle="none",
+            markeredgewidth=2,
+        )
     ax.set_xscale("log")
     ax.set_xlabel("peak learning rate")
     ax.set_ylabel("final validation loss (nats)")
@@ -215,13 +265,26 @@ def best(runs):
     for i, (key, name) in enumerate(OPTIMISERS):
         lrs, finals, wd = _best_row(run, key)
         v = run[f"{key}_best_val"]
-        ax.plot(step, v.mean(axis=0), color=theme.PALETTE[i], linestyle=STYLES[i],
-                label=f"{name}, lr {_lr_text(lrs[_best(finals)])}, λ {_lr_text(wd)}")  # fmt: skip
+        ax.plot(
+            step,
+            v.mean(axis=0),
+            color=theme.PALETTE[i],
+            linestyle=STYLES[i],
+            label=f"{name}, lr {_lr_text(lrs[_best(finals)])}, λ {_lr_text(wd)}",
+        )
     end = float(run.measurements["ch04.sweep.adamw_default.val_loss"]["value"])
     lr = float(run.measurements["ch04.sweep.default_lr"]["value"])
     ax.axhline(end, color=theme.MUTED, linestyle=":", linewidth=1.5)
-    ax.annotate(f"AdamW at the default lr {_lr_text(lr)}: end", (step[-1], end), xytext=(-4, 4),
-                textcoords="offset points", ha="right", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+    ax.annotate(
+        f"AdamW at the default lr {_lr_text(lr)}: end",
+        (step[-1], end),
+        xytext=(-4, 4),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        color=theme.MUTED,
+        fontsize=14,
+    )
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats)")
     ax.set_xlim(0, step[-1])

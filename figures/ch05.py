@@ -42,20 +42,51 @@ def sweep(runs):
     mean = final.mean(axis=1)
     ax.plot(rates[ok], mean[ok], color=theme.PALETTE[0], marker="o", label="mean of 3 seeds")
     for s in range(final.shape[1]):
-        ax.scatter(rates, final[:, s], color=theme.MUTED, marker="x", s=40, zorder=3,
-                   label="each seed" if s == 0 else None)  # fmt: skip
+        ax.scatter(
+            rates, final[:, s], color=theme.MUTED, marker="x", s=40, zorder=3, label="each seed" if s == 0 else None
+        )
     level = mean[best] + margin
     ax.axhline(level, color=theme.PALETTE[2], linestyle="--", linewidth=1.5)
-    ax.annotate(f"best + {margin:g} nats: the good band", (rates[0], level), xytext=(0, 4),
-                textcoords="offset points", color=theme.PALETTE[2], fontsize=14, va="bottom")  # fmt: skip
-    ax.scatter([rates[best]], [mean[best]], s=220, facecolor="none", edgecolor=theme.PALETTE[1], linewidth=2.5,
-               zorder=4, label=f"best, {_lr(rates[best])}")  # fmt: skip
+    ax.annotate(
+        f"best + {margin:g} nats: the good band",
+        (rates[0], level),
+        xytext=(0, 4),
+        textcoords="offset points",
+        color=theme.PALETTE[2],
+        fontsize=14,
+        va="bottom",
+    )
+    ax.scatter(
+        [rates[best]],
+        [mean[best]],
+        s=220,
+        facecolor="none",
+        edgecolor=theme.PALETTE[1],
+        linewidth=2.5,
+        zorder=4,
+        label=f"best, {_lr(rates[best])}",
+    )
     for i in np.flatnonzero(~ok):
-        ax.annotate("blows up: loss\nabove its start", (rates[i], final[i].max()), xytext=(-12, -6),
-                    textcoords="offset points", ha="right", va="top", fontsize=14, color=theme.PALETTE[1])  # fmt: skip
+        ax.annotate(
+            "blows up: loss\nabove its start",
+            (rates[i], final[i].max()),
+            xytext=(-12, -6),
+            textcoords="offset points",
+            ha="right",
+            va="top",
+            fontsize=14,
+            color=theme.PALETTE[1],
+        )
     ax.axvline(2e-3, color=theme.MUTED, linestyle=":", linewidth=1.5)
-    ax.annotate("default run's rate", (2e-3, ax.get_ylim()[1]), xytext=(4, -4), textcoords="offset points",
-                va="top", fontsize=14, color=theme.MUTED)  # fmt: skip
+    ax.annotate(
+        "default run's rate",
+        (2e-3, ax.get_ylim()[1]),
+        xytext=(4, -4),
+        textcoords="offset points",
+        va="top",
+        fontsize=14,
+        color=theme.MUTED,
+    )
     ax.set_xscale("log")
     ax.set_xlabel("peak learning rate (AdamW, warmup 100 + cosine, 2,000 steps)")
     ax.set_ylabel("final validation loss (nats/char)")
@@ -74,8 +105,16 @@ def failures(runs):
     for k, (i, name) in enumerate(picks):
         _band(ax, step, val[i], f"{name}: {_lr(rates[i])}", theme.PALETTE[k], STYLES[k])
     ax.axhline(float(run["init"]), color=theme.MUTED, linestyle=":", linewidth=1.5)
-    ax.annotate("the loss at the start", (step[-1], float(run["init"])), xytext=(-4, 4), textcoords="offset points",
-                ha="right", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+    ax.annotate(
+        "the loss at the start",
+        (step[-1], float(run["init"])),
+        xytext=(-4, 4),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        color=theme.MUTED,
+        fontsize=14,
+    )
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats/char)")
     ax.set_xlim(0, step[-1])
@@ -93,8 +132,16 @@ def warmup(runs):
     fig, (a, b) = new_figure(1, 2)
     x = np.arange(len(warmups))
     for i, rate in enumerate(rates):
-        a.errorbar(x, final[i].mean(axis=1), yerr=final[i].std(axis=1, ddof=1), color=theme.PALETTE[i],
-                   linestyle=STYLES[i], marker=MARKERS[i], capsize=4, label=f"peak {_lr(rate)}")  # fmt: skip
+        a.errorbar(
+            x,
+            final[i].mean(axis=1),
+            yerr=final[i].std(axis=1, ddof=1),
+            color=theme.PALETTE[i],
+            linestyle=STYLES[i],
+            marker=MARKERS[i],
+            capsize=4,
+            label=f"peak {_lr(rate)}",
+        )
     a.set_xticks(x, [f"{int(w)}" for w in warmups])
     a.set_xlabel("warmup (steps)")
     a.set_ylabel("final validation loss (nats/char)")
@@ -118,8 +165,7 @@ def adam(runs):
     s = run["adam_step"]
     fig, (a, b) = new_figure(1, 2)
     a.plot(s, run["adam_rms_w0"].mean(axis=1), color=theme.PALETTE[0], marker="o", label="warmup 0")
-    a.plot(s, run["adam_rms_w100"].mean(axis=1), color=theme.PALETTE[1], marker="s", linestyle="--",
-           label="warmup 100")  # fmt: skip
+    a.plot(s, run["adam_rms_w100"].mean(axis=1), color=theme.PALETTE[1], marker="s", linestyle="--", label="warmup 100")
     a.set_xscale("log")
     a.set_ylim(0, 1.05)
     a.set_xlabel("update")
@@ -127,8 +173,7 @@ def adam(runs):
     a.set_title("the step before the rate", fontsize=16)
     a.legend(loc="lower left")
     b.plot(s, run["update_w0"].mean(axis=1), color=theme.PALETTE[0], marker="o", label="warmup 0")
-    b.plot(s, run["update_w100"].mean(axis=1), color=theme.PALETTE[1], marker="s", linestyle="--",
-           label="warmup 100")  # fmt: skip
+    b.plot(s, run["update_w100"].mean(axis=1), color=theme.PALETTE[1], marker="s", linestyle="--", label="warmup 100")
     b.set_xscale("log")
     b.set_xlabel("update")
     b.set_ylabel("rate x that RMS")
@@ -164,8 +209,14 @@ def sched_curves(runs):
     keep = step >= step[-1] // 2
     fig, ax = new_figure()
     for k in range(val.shape[0]):
-        _band(ax, step[keep], val[k, best[k]][:, keep], f"{names[k]}, peak {_lr(rates[best[k]])}",
-              theme.PALETTE[k], STYLES[k])  # fmt: skip
+        _band(
+            ax,
+            step[keep],
+            val[k, best[k]][:, keep],
+            f"{names[k]}, peak {_lr(rates[best[k]])}",
+            theme.PALETTE[k],
+            STYLES[k],
+        )
     ax.set_xlabel("step")
     ax.set_ylabel("validation loss (nats/char)")
     ax.legend(loc="upper right")
@@ -210,21 +261,33 @@ def batch_target(runs):
 
         per = steps * unit(B)[:, None]
         for s in range(per.shape[1]):
-            ax.scatter(B, per[:, s], color=theme.MUTED, marker="x", s=40, zorder=3,
-                       label="each seed" if s == 0 else None)  # fmt: skip
+            ax.scatter(
+                B, per[:, s], color=theme.MUTED, marker="x", s=40, zorder=3, label="each seed" if s == 0 else None
+            )
         m = mean * unit(B)
         ax.plot(B[ok], m[ok], marker="o", color=theme.PALETTE[0], label="mean of the seeds")
         perfect = mean[0] * B[0] / grid * unit(grid)  # the smallest batch's steps, halved with every doubling
         ax.plot(grid, perfect, color=theme.MUTED, linestyle=":", label="perfect scaling")
         if "ch05.bt.bcrit" in run.measurements:
             b_crit, s_min = _value(run, "ch05.bt.bcrit"), _value(run, "ch05.bt.bcrit.s_min")
-            ax.plot(grid, s_min * (1 + b_crit / grid) * unit(grid), color=theme.PALETTE[1], linestyle="--",
-                    label=f"fit (relative error), B_crit {b_crit:.0f}")  # fmt: skip
+            ax.plot(
+                grid,
+                s_min * (1 + b_crit / grid) * unit(grid),
+                color=theme.PALETTE[1],
+                linestyle="--",
+                label=f"fit (relative error), B_crit {b_crit:.0f}",
+            )
         for i in np.flatnonzero(~ok):
             n = int(np.isfinite(steps[i]).sum())
-            ax.annotate(f"{n} of {steps.shape[1]}\nreached", (B[i], np.nanmax(per[i]) if n else m[ok][-1]),
-                        xytext=(0, 10), textcoords="offset points", ha="center", fontsize=13,
-                        color=theme.PALETTE[1])  # fmt: skip
+            ax.annotate(
+                f"{n} of {steps.shape[1]}\nreached",
+                (B[i], np.nanmax(per[i]) if n else m[ok][-1]),
+                xytext=(0, 10),
+                textcoords="offset points",
+                ha="center",
+                fontsize=13,
+                color=theme.PALETTE[1],
+            )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(B, [f"{x:.0f}" for x in B])
@@ -245,8 +308,14 @@ def linear(runs):
     B, best = run["batch"], run["best_lr"]
     fig, ax = new_figure()
     ax.plot(B, best, marker="o", color=theme.PALETTE[0], label="each batch's best rate (its ladder 3x apart)")
-    ax.plot(B, best[0] * B / B[0], marker="s", color=theme.PALETTE[1], linestyle="--",
-            label="linear rule: rate x batch / batch₀")  # fmt: skip
+    ax.plot(
+        B,
+        best[0] * B / B[0],
+        marker="s",
+        color=theme.PALETTE[1],
+        linestyle="--",
+        label="linear rule: rate x batch / batch₀",
+    )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("batch (windows of 16 characters)")
@@ -270,12 +339,28 @@ def noise(runs):
         lo, hi = _value(batch, "ch05.bt.bcrit.lo"), _value(batch, "ch05.bt.bcrit.hi")
         ax.axhspan(lo, hi, color=theme.MUTED, alpha=0.15, linewidth=0)  # the bootstrap interval over seeds
         ax.axhline(b_crit, color=theme.MUTED, linestyle=":", linewidth=1.5)
-        ax.annotate("critical batch, steps to target", (vl.max(), b_crit), xytext=(4, 4),
-                    textcoords="offset points", ha="left", va="bottom", color=theme.MUTED, fontsize=14)  # fmt: skip
+        ax.annotate(
+            "critical batch, steps to target",
+            (vl.max(), b_crit),
+            xytext=(4, 4),
+            textcoords="offset points",
+            ha="left",
+            va="bottom",
+            color=theme.MUTED,
+            fontsize=14,
+        )
     target = float(run["target"])
     ax.axvline(target, color=theme.PALETTE[4], linestyle="--", linewidth=1.5)
-    ax.annotate("target loss", (target, 0.03), xycoords=("data", "axes fraction"), xytext=(-4, 0),
-                textcoords="offset points", ha="right", color=theme.PALETTE[4], fontsize=14)  # fmt: skip
+    ax.annotate(
+        "target loss",
+        (target, 0.03),
+        xycoords=("data", "axes fraction"),
+        xytext=(-4, 0),
+        textcoords="offset points",
+        ha="right",
+        color=theme.PALETTE[4],
+        fontsize=14,
+    )
     ax.set_yscale("log")
     ax.invert_xaxis()
     ax.set_xlabel("validation loss (nats/char); training runs left to right")

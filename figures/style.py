@@ -1,7 +1,7 @@
 """The one look of every figure: the deck theme's fonts and colours, sized for a projector.
 
 The renderer draws each figure inside ``matplotlib.rc_context(rc())``, with ``figure.figsize``
-set to the box the slide shows it in (:mod:`slidegen.figbox`); figure code starts from
+set to the box the slide shows it in (:mod:`slidegen.deck.figbox`); figure code starts from
 :func:`new_figure`, which draws at that size, so a label set at 18 pt is shown at 18 pt, like
 the slide's own text, from the back of a room. Without a box a figure is 9.6 x 5.4 in (16:9).
 After the figure function returns, :func:`finish` raises any text set below :data:`MIN_PT`.
@@ -112,8 +112,15 @@ def label_line(ax: Any, line: Any, text: str, *, at: float = 1.0, **kwargs: Any)
     """Write ``text`` beside the end of ``line`` (a Line2D) in its colour: a curve named where it is drawn."""
     xs, ys = line.get_xdata(), line.get_ydata()
     k = min(len(xs) - 1, max(0, round(at * (len(xs) - 1))))
-    options = {"color": line.get_color(), "va": "center", "ha": "left", "fontsize": MIN_PT,
-               "xytext": (6, 0), "textcoords": "offset points", **kwargs}
+    options = {
+        "color": line.get_color(),
+        "va": "center",
+        "ha": "left",
+        "fontsize": MIN_PT,
+        "xytext": (6, 0),
+        "textcoords": "offset points",
+        **kwargs,
+    }
     return ax.annotate(text, (xs[k], ys[k]), **options)
 
 

@@ -1,8 +1,8 @@
 """Where a path written in a deck leads: the one check behind ``src:`` imports, ``<<<`` snippets and pictures.
 
-An author names a file three ways: ``src: ./part.md`` (slides to import, :mod:`slidegen.imports`),
-``<<< @/model/x.py`` (code to show, :mod:`slidegen.snippets`) and a picture (``![](img/x.png)``,
-``image:``, ``background:``, ``<img src>``: :mod:`slidegen.media`). :func:`resolve` turns what was
+An author names a file three ways: ``src: ./part.md`` (slides to import, :mod:`slidegen.read.imports`),
+``<<< @/model/x.py`` (code to show, :mod:`slidegen.read.snippets`) and a picture (``![](img/x.png)``,
+``image:``, ``background:``, ``<img src>``: :mod:`slidegen.media.images`). :func:`resolve` turns what was
 written into the file it names, links followed, or stops with an error at the place that wrote it:
 the path is remote, leads outside the project, names no file, names one that cannot be read, or
 cannot be used at all (too long for the file system, a loop of symbolic links, a NUL character).
@@ -37,10 +37,19 @@ class Kind:
     """Other paths start from the folder of the file that holds them (else from the deck's folder)."""
 
 
-IMPORT = Kind("src:", "a path starting with / is relative to the deck's folder, others to the file that imports it",
-              prefix="/", from_holder=True)
-SNIPPET = Kind("snippet file", "'@/' names the project root, other paths are relative to the deck",
-               prefix="@/", to_root=True, from_holder=True)
+IMPORT = Kind(
+    "src:",
+    "a path starting with / is relative to the deck's folder, others to the file that imports it",
+    prefix="/",
+    from_holder=True,
+)
+SNIPPET = Kind(
+    "snippet file",
+    "'@/' names the project root, other paths are relative to the deck",
+    prefix="@/",
+    to_root=True,
+    from_holder=True,
+)
 PICTURE = Kind("image", "check the path, relative to the deck")
 
 
@@ -72,6 +81,16 @@ def allowed_root(deck_path: Path, root: Path | None) -> Path:
     return folder
 
 
+def in_project(path: str | Path, root: Path) -> str | None:
+    """``path`` as the project names it (``decks/01-x.md``: relative to ``root``, both resolved, ``/`` between
+    parts), or None when it lies outside ``root`` (or cannot be resolved: a symlink loop)."""
+    try:
+        resolved, base = Path(path).resolve(), Path(root).resolve()
+    except (OSError, RuntimeError):
+        return None
+    return resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else None
+
+
 def shown(text: str | Path) -> str:
     """``text`` as a message quotes it: whole, or by its two ends when it is over :data:`SHOWN` characters."""
     text = str(text)
@@ -89,7 +108,7 @@ def resolve(kind: Kind, written: Written, deck: Path, root: Path) -> Path:
     if "://" in text:
         raise fail("is remote: decks work offline, so save the file beside the deck")
     if kind.prefix and text.startswith(kind.prefix):
-        base, rest = (root if kind.to_root else Path(deck).parent), text[len(kind.prefix):].lstrip("/")
+        base, rest = (root if kind.to_root else Path(deck).parent), text[len(kind.prefix) :].lstrip("/")
     else:
         base, rest = (written.file if kind.from_holder else Path(deck)).parent, text
     try:

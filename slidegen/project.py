@@ -16,7 +16,7 @@ Patterns are globs relative to the project root whose first folder is a package
 (``**`` crosses folders); registries and the style are dotted module names. ``csl`` is the
 CSL style of every deck whose headmatter names none: a ``.csl`` file relative to the project
 root, or the name of one in ``styles/``; without it, the only style in ``styles/``, else
-slidegen's own author-date style (:mod:`slidegen.library`).
+slidegen's own author-date style (:mod:`slidegen.bind.library`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class CodeLayout:
     experiments: str = "model/experiments/ch[0-9][0-9]*.py"
     """Glob of the modules that register experiments, relative to the project root."""
     experiment_registry: str = "model.experiments.registry"
-    """Module whose ``REGISTRY`` maps experiment ids to experiments (see :mod:`slidegen.contracts`)."""
+    """Module whose ``REGISTRY`` maps experiment ids to experiments (see :mod:`slidegen.record.contracts`)."""
     figures: str = "figures/ch[0-9][0-9]*.py"
     """Glob of the modules that register figures."""
     figure_registry: str = "figures.registry"
@@ -170,8 +170,15 @@ def read_layout(path: Path) -> CodeLayout:
             raise SlidegenError(*where, f"unknown key '{key}' in [{TABLE}]{hint}")
         if not isinstance(value, str) or not value.strip():
             raise SlidegenError(*where, f"[{TABLE}] {key} must be a non-empty string, not {_describe(value)}")
-        problem = (_glob_problem(value) if key in _GLOBS else _style_problem(value) if key == "csl"
-                   else None if key == "title" else _module_problem(value))
+        problem = (
+            _glob_problem(value)
+            if key in _GLOBS
+            else _style_problem(value)
+            if key == "csl"
+            else None
+            if key == "title"
+            else _module_problem(value)
+        )
         if problem:
             raise SlidegenError(*where, f"[{TABLE}] {key} = {value!r}: {problem}")
         values[_KEYS[key]] = value

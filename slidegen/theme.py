@@ -12,7 +12,7 @@ BACKGROUND = "#ffffff"
 TEXT = "#1f2933"  # 14.7:1 on white
 MUTED = "#52606d"  # 6.4:1 on white: captions, slide numbers, footers
 ACCENT = "#1d4ed8"  # 6.7:1 on white: links, headings' rule, bound numbers
-ACCENT_DARK_BG = "#1f2933"  # background of the dark layouts (tone="dark" in slidegen/layouts.py)
+ACCENT_DARK_BG = "#1f2933"  # background of the dark layouts (tone="dark" in slidegen/deck/layouts.py)
 TEXT_ON_DARK = "#ffffff"
 CODE_BACKGROUND = "#f5f7fa"
 CODE_HIGHLIGHT = "#fff3bf"  # the lines of the current highlight step

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from slidegen import pdf
+from slidegen.write import pdf
 
 
 def in_ci() -> bool:
@@ -42,7 +42,7 @@ def tool(name: str, package: str) -> str:
 
 
 def chromium() -> Path:
-    """The Chromium the product itself would print with (:func:`slidegen.pdf.find_chromium`:
+    """The Chromium the product itself would print with (:func:`slidegen.write.pdf.find_chromium`:
     ``$SLIDEGEN_CHROMIUM``, then the usual names and paths), with Playwright installed."""
     try:
         return pdf.check_available()

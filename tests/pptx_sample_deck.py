@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slidegen import deck as d
+from slidegen.deck import nodes as d
 
 CODE = (
     "def step(model, batch, lr=3e-2):\n"
@@ -38,49 +38,101 @@ def _li(*blocks: d.Block) -> d.ListItem:
     return d.ListItem(tuple(blocks))
 
 
-def _slide(index: int, layout: str, title: str, blocks: tuple[d.Block, ...] = (), *, heading: bool = True,
-           **fields) -> d.Slide:
+def _slide(
+    index: int, layout: str, title: str, blocks: tuple[d.Block, ...] = (), *, heading: bool = True, **fields
+) -> d.Slide:
     """A slide whose title comes from a leading heading (like the parser makes it)."""
     if heading and title:
         blocks = (d.Heading(1, (_t(title),), index * 10 + 1), *blocks)
-    return d.Slide(index=index, line=index * 10, layout=layout, frontmatter=fields.pop("frontmatter", {}),
-                   title=title, content="", blocks=blocks,
-                   title_heading=0 if heading and title else None, **fields)
+    return d.Slide(
+        index=index,
+        line=index * 10,
+        layout=layout,
+        frontmatter=fields.pop("frontmatter", {}),
+        title=title,
+        content="",
+        blocks=blocks,
+        title_heading=0 if heading and title else None,
+        **fields,
+    )
 
 
 def every_feature_deck(tmp: Path) -> tuple[d.Deck, dict[str, Path]]:
     """A 13-slide deck with every layout, block and inline; and its media map."""
     media = {"fig:ch01.loss": png(tmp / "loss.png"), "img/wide.png": png(tmp / "wide.png", (800, 200))}
-    bullets = d.BulletList((
-        _li(_p(_t("Plain, "), d.Emph((_t("emphasis"),)), _t(", "), d.Strong((_t("strong"),)), _t(", "),
-               d.Strike((_t("struck"),)), _t(" and "), d.Code("inline_code()"))),
-        _li(_p(_t("Inline math "), d.Math(r"\alpha_t^2"), _t(" and a "), d.Link((_t("web link"),), "https://example.org")),
-            d.BulletList((_li(_p(_t("nested, with a "), d.Link((_t("jump to the code"),), "#code"))),))),
-        _li(_p(_t("Another deck: "), d.Link((_t("chapter 2"),), "02-attention.md#heads"))),
-    ))
-    table = d.Table(((_t("setting"),), (_t("loss"),)),
-                    (((_t("baseline"),), (_t("2.30"),)), ((_t("cosine"),), (d.Ref("ch01.cosine", text="2.06"),))),
-                    ("left", "right"), 40)
+    bullets = d.BulletList(
+        (
+            _li(
+                _p(
+                    _t("Plain, "),
+                    d.Emph((_t("emphasis"),)),
+                    _t(", "),
+                    d.Strong((_t("strong"),)),
+                    _t(", "),
+                    d.Strike((_t("struck"),)),
+                    _t(" and "),
+                    d.Code("inline_code()"),
+                )
+            ),
+            _li(
+                _p(
+                    _t("Inline math "),
+                    d.Math(r"\alpha_t^2"),
+                    _t(" and a "),
+                    d.Link((_t("web link"),), "https://example.org"),
+                ),
+                d.BulletList((_li(_p(_t("nested, with a "), d.Link((_t("jump to the code"),), "#code"))),)),
+            ),
+            _li(_p(_t("Another deck: "), d.Link((_t("chapter 2"),), "02-attention.md#heads"))),
+        )
+    )
+    table = d.Table(
+        ((_t("setting"),), (_t("loss"),)),
+        (((_t("baseline"),), (_t("2.30"),)), ((_t("cosine"),), (d.Ref("ch01.cosine", text="2.06"),))),
+        ("left", "right"),
+        40,
+    )
     slides = (
         _slide(1, "cover", "Training a tiny decoder", (_p(_t("From ln 64 to 2.3 nats")),)),
-        _slide(2, "default", "What we measure", (
-            _p(_t("Loss falls from "), d.Ref("ch01.init", text="4.17"), _t(" to "), d.Ref("ch01.final"), _t(".")),
-            bullets,
-            d.OrderedList((_li(_p(_t("first"))), _li(_p(_t("second"))), _li(_p(_t("third")))), start=1),
-        ), notes="Say hello.", notes_blocks=(_p(_t("Say hello.")), d.BulletList((_li(_p(_t("point one"))),)))),
+        _slide(
+            2,
+            "default",
+            "What we measure",
+            (
+                _p(_t("Loss falls from "), d.Ref("ch01.init", text="4.17"), _t(" to "), d.Ref("ch01.final"), _t(".")),
+                bullets,
+                d.OrderedList((_li(_p(_t("first"))), _li(_p(_t("second"))), _li(_p(_t("third")))), start=1),
+            ),
+            notes="Say hello.",
+            notes_blocks=(_p(_t("Say hello.")), d.BulletList((_li(_p(_t("point one"))),))),
+        ),
         _slide(3, "default", "The training step", (d.CodeBlock(CODE, "python", ((2, 3), (5,)), 30),), id="code"),
-        _slide(4, "two-cols", "Loss and table",
-               (d.Figure("Loss curve falling", "fig:ch01.loss", "Validation loss", 42),), slots={"right": (table,)}),
+        _slide(
+            4,
+            "two-cols",
+            "Loss and table",
+            (d.Figure("Loss curve falling", "fig:ch01.loss", "Validation loss", 42),),
+            slots={"right": (table,)},
+        ),
         _slide(5, "center", "Cross-entropy", (d.MathBlock(EQUATION, 52), _p(_t("T is the context length")))),
         _slide(6, "section", "Part II", (_p(_t("attention")),)),
-        _slide(7, "image-right", "Side by side", (d.BulletList((_li(_p(_t("falls fast"))),)),),
-               frontmatter={"image": "img/wide.png"}),
+        _slide(
+            7,
+            "image-right",
+            "Side by side",
+            (d.BulletList((_li(_p(_t("falls fast"))),)),),
+            frontmatter={"image": "img/wide.png"},
+        ),
         _slide(8, "image-left", "Missing image", (_p(_t("no picture here")),), frontmatter={"image": "nope.png"}),
         _slide(9, "fact", "5,376", (_p(_t("parameters")),)),
         _slide(10, "statement", "Measure, never type a number"),
         _slide(11, "quote", "", (d.Quote((_p(_t("Simple as possible, but not simpler.")),)),), heading=False),
-        _slide(12, "default", "Clicks", (d.Click((_p(_t("revealed on click")),)),
-                                         d.MathBlock(r"\hat{y} = \sqrt{x^2 + 1}", 122))),
+        _slide(
+            12,
+            "default",
+            "Clicks",
+            (d.Click((_p(_t("revealed on click")),)), d.MathBlock(r"\hat{y} = \sqrt{x^2 + 1}", 122)),
+        ),
         _slide(13, "end", "Thank you", (_p(_t("questions?")),)),
     )
     headmatter = {"title": "Training a tiny decoder", "author": "A. Author", "chapter": 1}

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from slidegen import check_words, theme
-from slidegen.figures import picture_facts
+from slidegen import theme
+from slidegen.check import words as check_words
+from slidegen.media.figures import picture_facts
 
 MAIN_PT = float(theme.MIN_MAIN_PT)
 SMALL_PT = float(theme.MIN_SMALL_PT)
@@ -205,29 +206,38 @@ def _png_facts(stream: Any) -> dict[str, Any] | None:
 def slide_words(deck_path: Path) -> list[int]:
     """Words per shown slide of the deck as it is built (bound, its references slide in place), by
     ``slidegen check``'s count, in slide order."""
-    from slidegen.build import bind_project
-    from slidegen.frontmatter import visible
+    from slidegen.pipeline.bound import bind_project
     from slidegen.project import Project
+    from slidegen.read.frontmatter import visible
 
     project = Project(Path(deck_path).resolve().parents[1])
     deck = visible(bind_project(project, only=[deck_path]).deck(deck_path))
-    return [0 if s.layout == "references" or check_words._mostly_code(s) else check_words.slide_words(s)
-            for s in deck.slides]
+    return [
+        0 if s.layout == "references" or check_words._mostly_code(s) else check_words.slide_words(s)
+        for s in deck.slides
+    ]
 
 
 def report(rows: dict[str, list[SlideSizes]]) -> str:
     """One line per deck: the slides under each rule."""
     lines = []
     for name, slides in rows.items():
+
         def under(test: Any, slides: list[SlideSizes] = slides) -> list[int]:
             return [s.number for s in slides if test(s)]
-        lines.append(json.dumps({
-            "deck": name, "slides": len(slides),
-            "main<18": under(lambda s: s.main_pt is not None and s.main_pt < MAIN_PT - 0.05),
-            "figure<18": under(lambda s: s.figure_pt is not None and s.figure_pt < MAIN_PT - 0.05),
-            "small<12": under(lambda s: s.small_pt is not None and s.small_pt < SMALL_PT - 0.05),
-            ">50 words": under(lambda s: s.words > MAX_WORDS),
-        }))
+
+        lines.append(
+            json.dumps(
+                {
+                    "deck": name,
+                    "slides": len(slides),
+                    "main<18": under(lambda s: s.main_pt is not None and s.main_pt < MAIN_PT - 0.05),
+                    "figure<18": under(lambda s: s.figure_pt is not None and s.figure_pt < MAIN_PT - 0.05),
+                    "small<12": under(lambda s: s.small_pt is not None and s.small_pt < SMALL_PT - 0.05),
+                    ">50 words": under(lambda s: s.words > MAX_WORDS),
+                }
+            )
+        )
     return "\n".join(lines)
 
 
@@ -235,7 +245,7 @@ def main(argv: list[str]) -> int:
     """``readability.py [--pptx] FILE...``: print the measurements of built decks."""
     from playwright.sync_api import sync_playwright
 
-    from slidegen.pdf import CHROMIUM_ARGS, find_chromium
+    from slidegen.write.pdf import CHROMIUM_ARGS, find_chromium
 
     root = Path(__file__).resolve().parents[1]
     rows: dict[str, list[SlideSizes]] = {}
@@ -245,8 +255,11 @@ def main(argv: list[str]) -> int:
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         for file in files:
             slides = measure_pptx(file) if file.suffix == ".pptx" else measure_html(page, file)
-            words = slide_words(root / "decks" / f"{file.stem}.md") if (root / "decks" / f"{file.stem}.md").is_file() \
+            words = (
+                slide_words(root / "decks" / f"{file.stem}.md")
+                if (root / "decks" / f"{file.stem}.md").is_file()
                 else []
+            )
             for sizes, count in zip(slides, words, strict=False):
                 sizes.words = count
             rows[f"{file.name}"] = slides

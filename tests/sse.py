@@ -27,9 +27,9 @@ class Events:
             for raw in self.response.fp:
                 line = raw.decode("utf-8").rstrip("\n")
                 if line.startswith("event: "):
-                    name = line[len("event: "):]
+                    name = line[len("event: ") :]
                 elif line.startswith("data: ") and name:
-                    self.queue.put((name, json.loads(line[len("data: "):])))
+                    self.queue.put((name, json.loads(line[len("data: ") :])))
                     name = None
         except (OSError, ValueError):
             pass

@@ -7,15 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.bind import FilterError, bind_deck, format_result
-from slidegen.deck import Deck, Math, Paragraph, Ref, Slide, Source, Text
-from slidegen.parse import parse_deck
-from slidegen.results import Result, Results
+from slidegen.bind.numbers import FilterError, bind_deck, format_result
+from slidegen.deck.nodes import Deck, Math, Paragraph, Ref, Slide, Source, Text
+from slidegen.read.parse import parse_deck
+from slidegen.record.results import Result, Results
 
-LOSS = Result("ch01.val_loss.final", 2.27634, 0.00213, 3, "nats", "validation loss after 2,000 steps",
-              "run ch01.default 9f3c2a1e", 4)
-INIT = Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "validation loss at step 0",
-              "run ch01.default 9f3c2a1e", 4)
+LOSS = Result(
+    "ch01.val_loss.final",
+    2.27634,
+    0.00213,
+    3,
+    "nats",
+    "validation loss after 2,000 steps",
+    "run ch01.default 9f3c2a1e",
+    4,
+)
+INIT = Result(
+    "ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "validation loss at step 0", "run ch01.default 9f3c2a1e", 4
+)
 FRACTION = Result("ch01.frac", 0.371, None, None, "", "a fraction", "run ch01.default 9f3c2a1e", 3)
 PARAMS = Result("ch01.params", 5376, None, None, "", "parameters", "run ch01.default 9f3c2a1e", 3)
 AVOGADRO = Result("ch01.big", 6.02214e23, None, None, "", "a big number", "cited: Somebody 1909, p. 1", 3)
@@ -62,8 +71,8 @@ def test_each_filter_formats_exactly(result: Result, filters: tuple[str, ...], t
         (LOSS, ("round",), "unknown filter 'round'; known filters: pm, pct, sci, int, fmt(\".3g\")"),
         (PARAMS, ("pm",), "filter 'pm' needs an sd, and 'ch01.params' has none"),
         (LOSS, ("pm(2)",), "filter 'pm' takes no arguments"),
-        (LOSS, ("fmt",), "malformed arguments to fmt: expected one quoted format spec, as in fmt(\".3g\")"),
-        (LOSS, ("fmt(.3g)",), "malformed arguments to fmt: expected one quoted format spec, as in fmt(\".3g\")"),
+        (LOSS, ("fmt",), 'malformed arguments to fmt: expected one quoted format spec, as in fmt(".3g")'),
+        (LOSS, ("fmt(.3g)",), 'malformed arguments to fmt: expected one quoted format spec, as in fmt(".3g")'),
         (LOSS, ("fmt('.3q')",), "invalid format spec '.3q' in fmt: Unknown format code 'q' for object of type 'float'"),
         (LOSS, ("pm", "pct"), "one filter per reference, got pm | pct"),
     ],
@@ -144,8 +153,13 @@ def test_bind_fills_refs_and_substitutes_math_titles_captions_and_notes() -> Non
     assert [(r.key, r.text) for r in refs] == [("ch01.val_loss.init", "4.167"), ("ch01.val_los.final", None)]
     assert dict(refs[0].info) == {
         "label": "4.167 ± 0.0004 nats (3 seeds) · validation loss at step 0 · run ch01.default",
-        "key": "ch01.val_loss.init", "value": "4.16719", "sd": "0.0004", "n": "3", "unit": "nats",
-        "source": "run ch01.default 9f3c2a1e", "what": "validation loss at step 0",
+        "key": "ch01.val_loss.init",
+        "value": "4.16719",
+        "sd": "0.0004",
+        "n": "3",
+        "unit": "nats",
+        "source": "run ch01.default 9f3c2a1e",
+        "what": "validation loss at step 0",
     }
     assert [n.tex for n in para.children if isinstance(n, Math)] == [r"L = 2.276 + x^{{2}} + \{{ a }}"]
     assert math_block.tex == r"\ell = 37.1\%"
@@ -159,9 +173,8 @@ def test_bind_reports_each_problem_at_its_reference() -> None:
     assert diagnostics == [
         "decks/01-loop.md:7:34: error: unknown result key 'ch01.val_los.final' (did you mean 'ch01.val_loss.final'?)",
         "decks/01-loop.md:11:11: error: unknown filter 'pmm' (did you mean 'pm'?); "
-        "known filters: pm, pct, sci, int, fmt(\".3g\")",
-        "decks/01-loop.md:21:11: error: malformed arguments to fmt: "
-        "expected one quoted format spec, as in fmt(\".3g\")",
+        'known filters: pm, pct, sci, int, fmt(".3g")',
+        'decks/01-loop.md:21:11: error: malformed arguments to fmt: expected one quoted format spec, as in fmt(".3g")',
         "decks/01-loop.md:23:3: error: unknown result key 'ch01.nope'",
     ]
 
@@ -211,23 +224,30 @@ def test_literal_reference_prints_its_text() -> None:
 def test_each_slide_records_its_sources() -> None:
     deck = parsed()
     bound_deck, _ = bind_deck(deck, RESULTS)
-    assert cited(bound_deck) == cited(bind_deck(deck, Results())[0]) == [
-        ("ch01.val_loss.final", 2, 13),
-        ("ch01.val_loss.final", 5, 16),
-        ("ch01.val_loss.init", 7, 6),
-        ("ch01.val_los.final", 7, 34),
-        ("ch01.val_loss.final", 7, 67),
-        ("ch01.val_loss.final", 11, 11),
-        ("ch01.frac", 14, 8),
-        ("ch01.params", 17, 15),
-        ("ch01.params", 21, 11),
-        ("ch01.nope", 23, 3),
-        ("ch01.frac", 26, 5),
-    ]
+    assert (
+        cited(bound_deck)
+        == cited(bind_deck(deck, Results())[0])
+        == [
+            ("ch01.val_loss.final", 2, 13),
+            ("ch01.val_loss.final", 5, 16),
+            ("ch01.val_loss.init", 7, 6),
+            ("ch01.val_los.final", 7, 34),
+            ("ch01.val_loss.final", 7, 67),
+            ("ch01.val_loss.final", 11, 11),
+            ("ch01.frac", 14, 8),
+            ("ch01.params", 17, 15),
+            ("ch01.params", 21, 11),
+            ("ch01.nope", 23, 3),
+            ("ch01.frac", 26, 5),
+        ]
+    )
     run = "run ch01.default 9f3c2a1e"
     # the bound slide knows the sources of every reference: inline, in math, captions and the title
     assert footer_keys(bound_deck.slides[0]) == [
-        ("ch01.val_loss.final", run), ("ch01.val_loss.init", run), ("ch01.frac", run), ("ch01.params", run),
+        ("ch01.val_loss.final", run),
+        ("ch01.val_loss.init", run),
+        ("ch01.frac", run),
+        ("ch01.params", run),
     ]
     # as the PowerPoint footer always listed them: a known key is cited even where its filter fails
     assert footer_keys(bound_deck.slides[1]) == [("ch01.params", run), ("ch01.frac", run)]
@@ -238,10 +258,11 @@ def test_each_slide_records_its_sources() -> None:
 
 
 def test_the_tooltip_of_a_bound_number_reads_like_a_footnote() -> None:
-    from slidegen.bind import ref_label
+    from slidegen.bind.numbers import ref_label
 
-    measured = Result("ch01.loss", 2.27136, 0.0041, 3, "nats", "validation loss at the end",
-                      "run ch01.default 87bf0015")
+    measured = Result(
+        "ch01.loss", 2.27136, 0.0041, 3, "nats", "validation loss at the end", "run ch01.default 87bf0015"
+    )
     assert ref_label(measured) == "2.271 ± 0.004 nats (3 seeds) · validation loss at the end · run ch01.default"
     cited = Result("ch07.size", 540e9, None, None, "parameters", "PaLM's size", "cited: Chowdhery et al. 2022", 2)
     assert ref_label(cited) == "540,000,000,000 parameters · PaLM's size · cited: Chowdhery et al. 2022"

@@ -1,6 +1,6 @@
 """Built decks in Debian's headless Chromium: offline, no errors, every slide fits, clicks work.
 
-The browser is the one the product prints with (:func:`slidegen.pdf.find_chromium`). Skipped with
+The browser is the one the product prints with (:func:`slidegen.write.pdf.find_chromium`). Skipped with
 a reason when it (or Playwright) is missing, unless CI is set: then a missing browser is a failure.
 """
 
@@ -12,9 +12,9 @@ import html_sample_deck
 import needs
 import pytest
 
-from slidegen import html
-from slidegen.media import image_refs
-from slidegen.parse import parse_deck
+from slidegen.media.images import image_refs
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
 
 pytestmark = pytest.mark.browser
 

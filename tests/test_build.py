@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen.cli import main
-from slidegen.results import Result, Results
+from slidegen.cli.main import main
+from slidegen.record.results import Result, Results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,8 +45,14 @@ def make_project(root: Path, deck: str = DECK) -> Path:
     results = Results(
         [
             Result(
-                "ch01.val_loss.final", 2.27634, sd=0.00213, n=3, unit="nats",
-                what="validation loss after 2,000 steps", source="cited: Example et al. 2024, Table 1", digits=4,
+                "ch01.val_loss.final",
+                2.27634,
+                sd=0.00213,
+                n=3,
+                unit="nats",
+                what="validation loss after 2,000 steps",
+                source="cited: Example et al. 2024, Table 1",
+                digits=4,
             )
         ]
     )
@@ -186,16 +192,18 @@ Say {{ ch01.val_loss.final }} and {{ "2,000" }}.
 
 def test_every_reference_is_a_source_of_its_slide_with_its_position(tmp_path: Path) -> None:
     """Title, table cell, alt text, caption, inline and display math, notes: each key at its {{."""
-    from slidegen.build import load_deck
-    from slidegen.deck import Source
-    from slidegen.pptx import write_deck
+    from slidegen.deck.nodes import Source
+    from slidegen.pipeline.bound import load_deck
+    from slidegen.write.pptx import write_deck
 
     run = "run ch01.default 9f3c2a1e"
-    results = Results([
-        Result("ch01.val_loss.final", 2.27634, 0.00213, 3, "nats", "final loss", run, 4),
-        Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "initial loss", run, 4),
-        Result("ch01.params", 5376, None, None, "", "parameters", "cited: Somebody 2020, p. 1", 4),
-    ])
+    results = Results(
+        [
+            Result("ch01.val_loss.final", 2.27634, 0.00213, 3, "nats", "final loss", run, 4),
+            Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "initial loss", run, 4),
+            Result("ch01.params", 5376, None, None, "", "parameters", "cited: Somebody 2020, p. 1", 4),
+        ]
+    )
     path = tmp_path / "01-citing.md"
     path.write_text(CITING, encoding="utf-8")
     deck, _ = load_deck(path, results)

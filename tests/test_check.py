@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from slidegen.check import check_project, hand_typed_numbers
-from slidegen.results import Result, Results
+from slidegen.check.project import check_project, hand_typed_numbers
+from slidegen.record.results import Result, Results
 
 RUN = "run ch01.default 9f3c2a1e"
 ROWS = [
@@ -87,7 +87,7 @@ def test_check_reports_every_problem_sorted_with_its_location(tmp_path: Path) ->
     assert lines(out) == [
         "decks/01-loop.md:8:45: error: unknown result key 'ch01.val_los.final' (did you mean 'ch01.val_loss.final'?)",
         "decks/01-loop.md:10:11: error: unknown filter 'pmm' (did you mean 'pm'?); "
-        "known filters: pm, pct, sci, int, fmt(\".3g\")",
+        'known filters: pm, pct, sci, int, fmt(".3g")',
         "decks/01-loop.md:12:9: error: unknown figure 'ch01.los' (did you mean 'ch01.loss'?)",
         "decks/01-loop.md:17:8: error: unknown figure 'ch01.curve'",
         "decks/01-loop.md:22:12: error: link to unknown slide id 'splt' in 02-data.md (did you mean 'split'?)",
@@ -177,7 +177,7 @@ The notes say 12.5 too.
 def test_strict_flags_hand_typed_numbers_only(tmp_path: Path) -> None:
     root = project(tmp_path, {"01-loop.md": STRICT}, ROWS[2:3])
     assert check_project(root, strict=False) == []
-    hint = "cite a result ({{ key }}) or mark it as a literal ({{ \"%s\" }})"
+    hint = 'cite a result ({{ key }}) or mark it as a literal ({{ "%s" }})'
     assert lines(check_project(root, strict=True)) == [
         "decks/01-loop.md:3:6: error: hand-typed number '2.31' in slide text: " + hint % "2.31",
         "decks/01-loop.md:3:21: error: hand-typed number '37%' in slide text: " + hint % "37%",

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from test_cites import BIB, CITED, make_project
 
-from slidegen.bibliography import parse_bibliography
-from slidegen.check import check_project
-from slidegen.cited import parse_cited
+from slidegen.bind.bibliography import parse_bibliography
+from slidegen.bind.cited import parse_cited
+from slidegen.check.project import check_project
 
 SHOWN = "# Numbers\n\nGPT-2 reads {{ ch02.gpt2.vocab | int }} tokens; β₂ is {{ ch04.adam.beta2 }}.\n"
 ALL_WORKS = "# Works\n\n[@kingma2014; @loshchilov2019; @kaplan2020; @hoffmann2022; @chowdhery2022; @radford2019]\n"
@@ -51,15 +51,22 @@ def test_malformed_and_duplicate_bibtex_entries_at_their_lines() -> None:
         "Was still looking for field-value closing `}`",
         f"references.bib:{end + 4}:1: error: duplicate BibTeX key 'kaplan2020' (first at line {first})",
     ]
-    assert list(bib.entries) == ["kingma2014", "loshchilov2019", "kaplan2020", "hoffmann2022", "chowdhery2022",
-                                 "radford2019"]
+    assert list(bib.entries) == [
+        "kingma2014",
+        "loshchilov2019",
+        "kaplan2020",
+        "hoffmann2022",
+        "chowdhery2022",
+        "radford2019",
+    ]
 
 
 def test_check_reports_the_bibtex_problems(tmp_path: Path) -> None:
     make_project(tmp_path, {"01-a.md": SHOWN + "\n" + ALL_WORKS[9:]}, bib=BIB + "\n@misc{kingma2014, title = {x}}\n")
     line = BIB.count("\n") + 2
-    assert cite_lines(tmp_path) == [f"references.bib:{line}:1: error: duplicate BibTeX key 'kingma2014' "
-                                    "(first at line 1)"]
+    assert cite_lines(tmp_path) == [
+        f"references.bib:{line}:1: error: duplicate BibTeX key 'kingma2014' (first at line 1)"
+    ]
 
 
 def test_cited_number_on_an_unknown_fact_or_an_unverified_one(tmp_path: Path) -> None:
@@ -75,8 +82,11 @@ def test_cited_number_on_an_unknown_fact_or_an_unverified_one(tmp_path: Path) ->
 
 
 def test_a_status_that_differs_from_the_facts_list(tmp_path: Path) -> None:
-    make_project(tmp_path, {"01-a.md": SHOWN + "\n" + ALL_WORKS[9:]}, cited=CITED.replace("status: P\n  - key: ch04",
-                                                                                           "status: S\n  - key: ch04"))
+    make_project(
+        tmp_path,
+        {"01-a.md": SHOWN + "\n" + ALL_WORKS[9:]},
+        cited=CITED.replace("status: P\n  - key: ch04", "status: S\n  - key: ch04"),
+    )
     assert cite_lines(tmp_path) == [
         "results/cited.yaml:13:13: error: status 'S' of cited number 'ch02.gpt2.vocab' differs from fact "
         "'S02.gpt2_vocab', which has 'P'",
@@ -109,18 +119,25 @@ def test_a_cited_row_not_from_the_cited_numbers_file_is_an_error(tmp_path: Path)
 
 
 def test_malformed_cited_numbers_file_is_located() -> None:
-    bad = parse_cited("numbers:\n  - key: ch01.x\n    value: lots\n    digits: 0\n    what: x\n    cite: a\n"
-                      "    fact: F\n    status: P\n    colour: red\n  - key: ch01.y\n")
+    bad = parse_cited(
+        "numbers:\n  - key: ch01.x\n    value: lots\n    digits: 0\n    what: x\n    cite: a\n"
+        "    fact: F\n    status: P\n    colour: red\n  - key: ch01.y\n"
+    )
     assert [str(e) for e in bad.errors] == [
         "results/cited.yaml:9:5: error: unknown field 'colour' of a cited number; the fields are key, value, "
         "digits, unit, what, cite, locator, fact, status",
         "results/cited.yaml:10:5: error: cited number without 'value', 'digits', 'what', 'cite', 'fact', 'status'",
     ]
-    assert [str(e) for e in parse_cited("numbers:\n  - key: ch01.x\n    value: lots\n    digits: 1\n    what: x\n"
-                                        "    cite: a\n    fact: F\n    status: P\n").errors] == [
-        "results/cited.yaml:3:12: error: value 'lots' of 'ch01.x' is not a number"]
+    assert [
+        str(e)
+        for e in parse_cited(
+            "numbers:\n  - key: ch01.x\n    value: lots\n    digits: 1\n    what: x\n"
+            "    cite: a\n    fact: F\n    status: P\n"
+        ).errors
+    ] == ["results/cited.yaml:3:12: error: value 'lots' of 'ch01.x' is not a number"]
     assert [str(e) for e in parse_cited("numbers: [\n").errors] == [
-        "results/cited.yaml:2:1: error: malformed YAML: expected the node content, but found '<stream end>'"]
+        "results/cited.yaml:2:1: error: malformed YAML: expected the node content, but found '<stream end>'"
+    ]
 
 
 def test_an_unknown_style_is_an_error_at_the_headmatter(tmp_path: Path) -> None:
@@ -134,7 +151,8 @@ def test_an_unknown_style_is_an_error_at_the_headmatter(tmp_path: Path) -> None:
 def test_a_malformed_style_is_an_error_at_its_line(tmp_path: Path) -> None:
     make_project(tmp_path, {"01-a.md": SHOWN + "\n" + ALL_WORKS[9:]})
     (tmp_path / "styles" / "harvard-cite-them-right.csl").write_text(
-        '<?xml version="1.0"?>\n<style>\n  <info>\n</style>\n', encoding="utf-8")
+        '<?xml version="1.0"?>\n<style>\n  <info>\n</style>\n', encoding="utf-8"
+    )
     assert [line for line in cite_lines(tmp_path) if "error" in line] == [
         "styles/harvard-cite-them-right.csl:4:10: error: malformed CSL style: Opening and ending tag mismatch: "
         "info line 3 and style, line 4, column 9",

@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen import deck as d
-from slidegen import html, markdown_out, pptx
-from slidegen.build import bind_project
-from slidegen.cited import update_cited
-from slidegen.cmd_run import write_cited
-from slidegen.library import cited_rows, load_library
-from slidegen.parse import parse_text
+from slidegen.bind.cited import update_cited
+from slidegen.bind.library import cited_rows, load_library
+from slidegen.deck import nodes as d
+from slidegen.pipeline.bound import bind_project
 from slidegen.project import Project
-from slidegen.results import Result, Results
+from slidegen.read.parse import parse_text
+from slidegen.record.results import Result, Results
+from slidegen.run.moved import write_cited
+from slidegen.write import html, pptx
+from slidegen.write import markdown as markdown_out
 
 REPO = Path(__file__).resolve().parents[1]
 STYLE = REPO / "styles" / "harvard-cite-them-right.csl"
@@ -164,8 +165,10 @@ def cites(deck: d.Deck) -> list[d.Cite]:
 
 def test_each_citation_form_is_a_positioned_node() -> None:
     slide = parse_text(DECK, Path("x.md")).slides[1]
-    found = [(c.in_text, [(i.prefix, i.key, i.locator, i.line, i.col) for i in c.items], c.line, c.col)
-             for c in d.slide_cites(slide)]
+    found = [
+        (c.in_text, [(i.prefix, i.key, i.locator, i.line, i.col) for i in c.items], c.line, c.col)
+        for c in d.slide_cites(slide)
+    ]
     assert found == [
         (False, [("", "kingma2014", "", 11, 7)], 11, 6),
         (False, [("", "loshchilov2019", "§2.1", 11, 31)], 11, 30),
@@ -197,27 +200,37 @@ def test_every_form_is_formatted_by_the_style(cited_deck: d.Deck) -> None:
         ("(Chowdhery et al., 2022)", "references"),
     ]
     first = cites(cited_deck)[0]
-    assert first.reference == ("Kingma, D.P. and Ba, J. (2014) “Adam: A Method for Stochastic Optimization”. "
-                               "arXiv. Available at: https://arxiv.org/abs/1412.6980.")
+    assert first.reference == (
+        "Kingma, D.P. and Ba, J. (2014) “Adam: A Method for Stochastic Optimization”. "
+        "arXiv. Available at: https://arxiv.org/abs/1412.6980."
+    )
     caption = cited_deck.slides[2].blocks[1]
     assert isinstance(caption, d.Figure) and caption.title == "After (Kaplan et al., 2020)"
 
 
 def test_html_links_each_citation_to_the_references_slide_with_the_full_reference(cited_deck: d.Deck) -> None:
     page = html.render_deck(cited_deck, {})
-    assert ('<a class="cite" href="#/references" data-cites="kingma2014" title="Kingma, D.P. and Ba, J. (2014) '
-            '“Adam: A Method for Stochastic Optimization”. arXiv. Available at: https://arxiv.org/abs/1412.6980.">'
-            "(Kingma and Ba, 2014)</a>") in page
-    assert ('<a class="cite" href="#/references" data-cites="loshchilov2019" title="Loshchilov, I. and Hutter, F. '
-            '(2019) “Decoupled Weight Decay Regularization”, ICLR.">'
-            "(Loshchilov and Hutter, 2019, sec. 2.1)</a>") in page
-    assert 'data-cites="kaplan2020" title="Kaplan, J. et al. (2020) “Scaling Laws for Neural Language Models”.">' \
-           "Kaplan et al. (2020)</a> shows" in page
+    assert (
+        '<a class="cite" href="#/references" data-cites="kingma2014" title="Kingma, D.P. and Ba, J. (2014) '
+        '“Adam: A Method for Stochastic Optimization”. arXiv. Available at: https://arxiv.org/abs/1412.6980.">'
+        "(Kingma and Ba, 2014)</a>"
+    ) in page
+    assert (
+        '<a class="cite" href="#/references" data-cites="loshchilov2019" title="Loshchilov, I. and Hutter, F. '
+        '(2019) “Decoupled Weight Decay Regularization”, ICLR.">'
+        "(Loshchilov and Hutter, 2019, sec. 2.1)</a>"
+    ) in page
+    assert (
+        'data-cites="kaplan2020" title="Kaplan, J. et al. (2020) “Scaling Laws for Neural Language Models”.">'
+        "Kaplan et al. (2020)</a> shows" in page
+    )
     assert 'data-cites="kingma2014 loshchilov2019" title="Kingma, D.P.' in page
-    assert ('<td><a class="cite" href="#/references" data-cites="kingma2014" title="Kingma, D.P. and Ba, J. (2014) '
-            '“Adam: A Method for Stochastic Optimization”. arXiv. Available at: https://arxiv.org/abs/1412.6980.">'
-            "(Kingma and Ba, 2014, p. 2)</a></td>") in page
-    assert "Notes cite <a class=\"cite\" href=\"#/references\" data-cites=\"hoffmann2022\"" in page
+    assert (
+        '<td><a class="cite" href="#/references" data-cites="kingma2014" title="Kingma, D.P. and Ba, J. (2014) '
+        '“Adam: A Method for Stochastic Optimization”. arXiv. Available at: https://arxiv.org/abs/1412.6980.">'
+        "(Kingma and Ba, 2014, p. 2)</a></td>"
+    ) in page
+    assert 'Notes cite <a class="cite" href="#/references" data-cites="hoffmann2022"' in page
     assert "<figcaption>After (Kaplan et al., 2020)</figcaption>" in page
     assert '<section id="references"' in page and '<section id="references-2"' in page
 
@@ -227,20 +240,23 @@ def test_a_title_with_quotes_is_escaped_in_the_tooltip(tmp_path: Path) -> None:
     project = make_project(tmp_path, {"01-q.md": "# Q\n\nSee [@q2020].\n"}, bib, "")
     deck = bind_project(project).deck(project.root / "decks" / "01-q.md")
     page = html.render_deck(deck, {})
-    assert ('<a class="cite" href="#/references" data-cites="q2020" title="O&#39;Brien, P. (2020) “A &#34;quoted&#34; '
-            '&lt;b&gt;title&lt;/b&gt; &amp; more”.">(O&#39;Brien, 2020)</a>') in page
+    assert (
+        '<a class="cite" href="#/references" data-cites="q2020" title="O&#39;Brien, P. (2020) “A &#34;quoted&#34; '
+        '&lt;b&gt;title&lt;/b&gt; &amp; more”.">(O&#39;Brien, 2020)</a>'
+    ) in page
     assert "<p>O&#39;Brien, P. (2020) “A &#34;quoted&#34; &lt;b&gt;title&lt;/b&gt; &amp; more”.</p>" in page
 
 
-def test_pptx_shows_the_citation_text_and_the_full_references_in_the_notes(cited_deck: d.Deck,
-                                                                            tmp_path: Path) -> None:
+def test_pptx_shows_the_citation_text_and_the_full_references_in_the_notes(cited_deck: d.Deck, tmp_path: Path) -> None:
     target = tmp_path / "deck.pptx"
     pptx.write_deck(cited_deck, target, {})
     prs = Presentation(str(target))
     slide = prs.slides[1]
     text = "\n".join(shape.text_frame.text for shape in slide.shapes if shape.has_text_frame)
-    assert ("Adam (Kingma and Ba, 2014) and AdamW (Loshchilov and Hutter, 2019, sec. 2.1). "
-            "Kaplan et al. (2020) shows the rule.") in text
+    assert (
+        "Adam (Kingma and Ba, 2014) and AdamW (Loshchilov and Hutter, 2019, sec. 2.1). "
+        "Kaplan et al. (2020) shows the rule."
+    ) in text
     assert "Both (see Kingma and Ba, 2014; Loshchilov and Hutter, 2019)" in text
     cells = [cell.text for shape in slide.shapes if shape.has_table for row in shape.table.rows for cell in row.cells]
     assert "(Kingma and Ba, 2014, p. 2)" in cells
@@ -268,13 +284,25 @@ def _listed(slide: d.Slide) -> list[str]:
 def test_the_references_slides_list_exactly_the_decks_works_in_the_styles_order(cited_deck: d.Deck) -> None:
     first, second = cited_deck.slides[-2:]
     assert (first.layout, first.id, first.title, first.index) == ("references", "references", "References", 4)
-    assert (second.layout, second.id, second.title, second.index) == ("references", "references-2",
-                                                                      "References (2/2)", 5)
+    assert (second.layout, second.id, second.title, second.index) == (
+        "references",
+        "references-2",
+        "References (2/2)",
+        5,
+    )
     listed = _listed(first) + _listed(second)
     assert [text.split(" ")[0].rstrip(",") for text in listed] == [
-        "Chowdhery", "Hoffmann", "Kaplan", "Kingma", "Loshchilov", "Radford"]
-    assert listed[3] == ("Kingma, D.P. and Ba, J. (2014) “Adam: A Method for Stochastic Optimization”. arXiv. "
-                         "Available at: https://arxiv.org/abs/1412.6980.")
+        "Chowdhery",
+        "Hoffmann",
+        "Kaplan",
+        "Kingma",
+        "Loshchilov",
+        "Radford",
+    ]
+    assert listed[3] == (
+        "Kingma, D.P. and Ba, J. (2014) “Adam: A Method for Stochastic Optimization”. arXiv. "
+        "Available at: https://arxiv.org/abs/1412.6980."
+    )
 
 
 def test_every_output_lists_the_references_in_order(cited_deck: d.Deck, project: Project, tmp_path: Path) -> None:
@@ -285,25 +313,32 @@ def test_every_output_lists_the_references_in_order(cited_deck: d.Deck, project:
         return -1 not in at and at == sorted(at)
 
     page = html.render_deck(cited_deck, {})
-    assert in_order(page[page.index('<section id="references"'):])
+    assert in_order(page[page.index('<section id="references"') :])
     target = tmp_path / "deck.pptx"
     pptx.write_deck(cited_deck, target, {})
     prs = Presentation(str(target))
-    shown = "\n".join(shape.text_frame.text for slide in list(prs.slides)[-2:]
-                      for shape in slide.shapes if shape.has_text_frame)
+    shown = "\n".join(
+        shape.text_frame.text for slide in list(prs.slides)[-2:] for shape in slide.shapes if shape.has_text_frame
+    )
     assert in_order(shown) and len(prs.slides) == 5
     index = bind_project(project).index
     for flavor in ("md", "marp"):
         written = markdown_out.write_deck(cited_deck, tmp_path / flavor, {}, flavor, index).read_text()
-        assert in_order(written[written.index("# References"):]), flavor
+        assert in_order(written[written.index("# References") :]), flavor
         assert "Adam (Kingma and Ba, 2014) and AdamW (Loshchilov and Hutter, 2019, sec. 2.1)." in written
         assert "Kaplan et al. (2020) shows the rule." in written
 
 
 def test_a_cited_number_pulls_its_work_into_the_references_and_the_notes(cited_deck: d.Deck) -> None:
     prose = cited_deck.slides[1]
-    assert [w.key for w in prose.works] == ["kingma2014", "loshchilov2019", "kaplan2020", "hoffmann2022",
-                                            "chowdhery2022", "radford2019"]
+    assert [w.key for w in prose.works] == [
+        "kingma2014",
+        "loshchilov2019",
+        "kaplan2020",
+        "hoffmann2022",
+        "chowdhery2022",
+        "radford2019",
+    ]
     only_number = "# N\n\nGPT-2 reads {{ ch02.gpt2.vocab | int }} tokens.\n"
     assert "[@" not in only_number
 
@@ -313,8 +348,9 @@ def test_a_number_alone_brings_in_its_work(tmp_path: Path) -> None:
     deck = bind_project(project).deck(project.root / "decks" / "01-n.md")
     assert [w.key for w in deck.slides[0].works] == ["radford2019"]
     assert [s.layout for s in deck.slides] == ["cover", "references"]
-    assert _listed(deck.slides[1]) == ["Radford, A. et al. (2019) Language Models are Unsupervised Multitask "
-                                       "Learners. OpenAI."]
+    assert _listed(deck.slides[1]) == [
+        "Radford, A. et al. (2019) Language Models are Unsupervised Multitask Learners. OpenAI."
+    ]
     target = tmp_path / "n.pptx"
     pptx.write_deck(deck, target, {})
     notes = Presentation(str(target)).slides[0].notes_slide.notes_text_frame.text.split("\n")
@@ -326,22 +362,29 @@ def test_a_number_alone_brings_in_its_work(tmp_path: Path) -> None:
 
 
 def test_layout_references_places_the_slide_and_the_headmatter_turns_it_off(tmp_path: Path) -> None:
-    placed = ("# A\n\nSee [@kingma2014].\n\n---\nlayout: references\nid: works\n---\n\n# Works\n\n"
-              "---\nlayout: end\n---\n\n# End\n")
+    placed = (
+        "# A\n\nSee [@kingma2014].\n\n---\nlayout: references\nid: works\n---\n\n# Works\n\n"
+        "---\nlayout: end\n---\n\n# End\n"
+    )
     off = "---\nreferences: false\n---\n\n# A\n\nSee [@kingma2014].\n"
     project = make_project(tmp_path, {"01-placed.md": placed, "02-off.md": off})
     every = bind_project(project)
     deck = every.deck(project.root / "decks" / "01-placed.md")
     assert [(s.layout, s.id, s.title) for s in deck.slides] == [
-        ("cover", None, "A"), ("references", "works", "Works"), ("end", None, "End")]
+        ("cover", None, "A"),
+        ("references", "works", "Works"),
+        ("end", None, "End"),
+    ]
     assert _listed(deck.slides[1])[0].startswith("Kingma, D.P. and Ba, J. (2014)")
     assert cites(deck)[0].target == "works"
     assert 'href="#/works"' in html.render_deck(deck, {})
     quiet = every.deck(project.root / "decks" / "02-off.md")
     assert [s.layout for s in quiet.slides] == ["cover"]
-    assert ('<span class="cite" data-cites="kingma2014" title="Kingma, D.P. and Ba, J. (2014) “Adam: A Method for '
-            'Stochastic Optimization”. arXiv. Available at: https://arxiv.org/abs/1412.6980.">(Kingma and Ba, 2014)'
-            "</span>") in html.render_deck(quiet, {})
+    assert (
+        '<span class="cite" data-cites="kingma2014" title="Kingma, D.P. and Ba, J. (2014) “Adam: A Method for '
+        'Stochastic Optimization”. arXiv. Available at: https://arxiv.org/abs/1412.6980.">(Kingma and Ba, 2014)'
+        "</span>"
+    ) in html.render_deck(quiet, {})
 
 
 def test_a_deck_that_cites_nothing_is_unchanged(tmp_path: Path) -> None:
@@ -410,7 +453,10 @@ def test_the_added_references_slide_comes_before_a_closing_end_slide(tmp_path: P
     every = bind_project(project)
     deck = every.deck(project.root / "decks" / "01-end.md")
     assert [(s.index, s.layout, s.title) for s in deck.slides] == [
-        (1, "cover", "A"), (2, "references", "References"), (3, "end", "Next")]
+        (1, "cover", "A"),
+        (2, "references", "References"),
+        (3, "end", "Next"),
+    ]
     assert every.index.slide_number("01-end.md", "next") == 3
     other = every.deck(project.root / "decks" / "02-plain.md")
     assert [(s.index, s.layout) for s in other.slides] == [(1, "cover"), (2, "default"), (3, "references")]
@@ -426,5 +472,6 @@ def test_a_new_wording_is_written_but_only_a_new_number_is_listed_as_moved(proje
     assert write_cited(moved) == []
     assert Results.read(moved.results_path)["ch02.gpt2.vocab"].what == "the GPT-2 vocabulary"
     cited.write_text(text.replace("value: 50257", "value: 50000"), encoding="utf-8")
-    assert [(c.key, c.old.value if c.old else None, c.new.value if c.new else None)
-            for c in write_cited(moved)] == [("ch02.gpt2.vocab", 50257, 50000)]
+    assert [(c.key, c.old.value if c.old else None, c.new.value if c.new else None) for c in write_cited(moved)] == [
+        ("ch02.gpt2.vocab", 50257, 50000)
+    ]

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from slidegen import cited, citestyle
-from slidegen.bibliography import parse_bibliography
-from slidegen.citestyle import CitationStyle, Cluster
+from slidegen.bind import cited, citestyle
+from slidegen.bind.bibliography import parse_bibliography
+from slidegen.bind.citestyle import CitationStyle, Cluster
 from tests.test_cites import BIB, CITED, DECK, make_project
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,8 +44,9 @@ ODD = [
 
 
 @pytest.mark.parametrize("text", ODD)
-def test_cited_numbers_read_by_libyaml_equal_pure_pythons_with_every_position(text: str,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cited_numbers_read_by_libyaml_equal_pure_pythons_with_every_position(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fast, slow = cited.parse_cited(text), slow_parse(text, monkeypatch)
     assert fast == slow
     assert [(n.line, dict(n.at)) for n in fast.numbers] == [(n.line, dict(n.at)) for n in slow.numbers]
@@ -78,12 +79,16 @@ def style(tmp_path: Path, bib: str = BIB, csl: Path = STYLE) -> CitationStyle:
     return CitationStyle(csl, parse_bibliography(bib).entries, tmp_path / "cache")
 
 
-CLUSTERS = [Cluster((("kingma2014", "§2", ""),)), Cluster((("kaplan2020", "", "see"), ("loshchilov2019", "p. 3", ""))),
-            Cluster((("kaplan2020", "", ""),), in_text=True)]
+CLUSTERS = [
+    Cluster((("kingma2014", "§2", ""),)),
+    Cluster((("kaplan2020", "", "see"), ("loshchilov2019", "p. 3", ""))),
+    Cluster((("kaplan2020", "", ""),), in_text=True),
+]
 
 
-def test_formatted_citations_are_kept_and_found_again_with_the_same_texts(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_formatted_citations_are_kept_and_found_again_with_the_same_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     uncached = CitationStyle(STYLE, parse_bibliography(BIB).entries).format(CLUSTERS, ["radford2019"])
     count = Counting(monkeypatch)
     first = style(tmp_path).format(CLUSTERS, ["radford2019"])
@@ -93,8 +98,9 @@ def test_formatted_citations_are_kept_and_found_again_with_the_same_texts(tmp_pa
     assert len(list((tmp_path / "cache").glob("*.json"))) == 1
 
 
-def test_each_input_of_the_formatted_citations_misses_the_cache(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_input_of_the_formatted_citations_misses_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     count = Counting(monkeypatch)
     style(tmp_path).format(CLUSTERS, ["radford2019"])
     assert count.calls == 1
@@ -111,44 +117,44 @@ def test_each_input_of_the_formatted_citations_misses_the_cache(tmp_path: Path,
         assert count.calls == number
         assert formatted == count.real(CitationStyle(STYLE, changed.entries), clusters, extra)
     other = tmp_path / "other.csl"  # the style file's bytes
-    other.write_text(STYLE.read_text(encoding="utf-8").replace("</style>", "<!-- edited --></style>"),
-                     encoding="utf-8")
+    other.write_text(STYLE.read_text(encoding="utf-8").replace("</style>", "<!-- edited --></style>"), encoding="utf-8")
     style(tmp_path, csl=other).format(CLUSTERS, ["radford2019"])
     assert count.calls == len(changes) + 2
     # a work no citation names does not matter
-    style(tmp_path, BIB.replace("Language Models are Unsupervised", "LMs are unsupervised")).format(
-        [CLUSTERS[0]], [])
+    style(tmp_path, BIB.replace("Language Models are Unsupervised", "LMs are unsupervised")).format([CLUSTERS[0]], [])
     calls = count.calls
     style(tmp_path).format([CLUSTERS[0]], [])
     assert count.calls == calls
 
 
-def test_a_build_formats_a_decks_citations_once_while_its_citations_stay(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from slidegen.build import build
+def test_a_build_formats_a_decks_citations_once_while_its_citations_stay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slidegen.pipeline.build import BuildOptions, build
 
     project = make_project(tmp_path / "p", {"01-cites.md": DECK})
     (project.root / "decks" / "box.png").write_bytes(_png())
     monkeypatch.chdir(project.root)
     count = Counting(monkeypatch)
-    assert not build(project, None, ("html",), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html",), jobs=1)).failed
     assert count.calls == 1
     page = (project.build_dir / "html" / "01-cites.html").read_bytes()
     deck = project.root / "decks" / "01-cites.md"
     deck.write_text(DECK.replace("# Cover", "# The cover"), encoding="utf-8")  # no citation changed
-    assert not build(project, None, ("html",), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html",), jobs=1)).failed
     assert count.calls == 1
     deck.write_text(DECK, encoding="utf-8")
     shutil.rmtree(project.build_dir / "html")
-    assert not build(project, None, ("html",), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html",), jobs=1)).failed
     assert count.calls == 1 and (project.build_dir / "html" / "01-cites.html").read_bytes() == page
     deck.write_text(DECK.replace("§2.1]", "§2.2]"), encoding="utf-8")  # a locator moved
-    assert not build(project, None, ("html",), jobs=1).failed
+    assert not build(project, None, BuildOptions(formats=("html",), jobs=1)).failed
     assert count.calls == 2
 
 
 def _png() -> bytes:
     import base64
 
-    return base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0g"
-                            "AAAABJRU5ErkJggg==")
+    return base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+    )

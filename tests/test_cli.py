@@ -16,11 +16,11 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen import cmd_run
-from slidegen.check import hand_typed_numbers
-from slidegen.cli import main, version
+from slidegen.check.project import hand_typed_numbers
+from slidegen.cli import run as cmd_run
+from slidegen.cli.main import main, version
 from slidegen.errors import UsageError
-from slidegen.results import Result, Results
+from slidegen.record.results import Result, Results
 
 REPO = fake_project.REPO
 SOURCE = "cited: Example 2020, p. 1"
@@ -52,12 +52,16 @@ def make(root: Path, decks: dict[str, str], rows: list[Result] | None = None) ->
     (root / "decks").mkdir(parents=True)
     for name, text in decks.items():
         (root / "decks" / name).write_text(text, encoding="utf-8")
-    rows = rows if rows is not None else [
-        Result("ch01.params", 5376, None, None, "", "parameters", SOURCE, 4),
-        Result("ch01.loss", 2.27634, 0.00213, 3, "nats", "loss", SOURCE, 4),
-        Result("ch01.unused_a", 1.5, None, None, "", "nobody cites it", SOURCE, 2),
-        Result("ch01.unused_b", 2.5, None, None, "", "nobody cites it", SOURCE, 2),
-    ]
+    rows = (
+        rows
+        if rows is not None
+        else [
+            Result("ch01.params", 5376, None, None, "", "parameters", SOURCE, 4),
+            Result("ch01.loss", 2.27634, 0.00213, 3, "nats", "loss", SOURCE, 4),
+            Result("ch01.unused_a", 1.5, None, None, "", "nobody cites it", SOURCE, 2),
+            Result("ch01.unused_b", 2.5, None, None, "", "nobody cites it", SOURCE, 2),
+        ]
+    )
     (root / "results").mkdir()
     Results(rows).write(root / "results" / "results.md")
     return root
@@ -71,8 +75,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "slidegen", *args], cwd=root, capture_output=True, text=True,
-                          timeout=180, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "slidegen", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **(env or {})},
+    )
 
 
 # ---------------------------------------------------------------------- conventions
@@ -87,10 +97,12 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_an_unknown_flag_prints_its_subcommands_usage(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for argv, usage in ((["build", "--bogus"], "usage: slidegen build "),
-                        (["check", "--nope"], "usage: slidegen check "),
-                        (["list", "keys", "--x"], "usage: slidegen list keys "),
-                        (["results", "diff", "--y"], "usage: slidegen results diff ")):
+    for argv, usage in (
+        (["build", "--bogus"], "usage: slidegen build "),
+        (["check", "--nope"], "usage: slidegen check "),
+        (["list", "keys", "--x"], "usage: slidegen list keys "),
+        (["results", "diff", "--y"], "usage: slidegen results diff "),
+    ):
         with pytest.raises(SystemExit) as done:
             main(argv)
         assert done.value.code == 2
@@ -118,7 +130,11 @@ def test_several_decks_show_progress_as_plain_lines_off_a_terminal(project: Path
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert [line for line in lines if line.startswith("decks/")] == [
-        "decks/01-one.md: html", "decks/01-one.md: pptx", "decks/02-two.md: html", "decks/02-two.md: pptx"]
+        "decks/01-one.md: html",
+        "decks/01-one.md: pptx",
+        "decks/02-two.md: html",
+        "decks/02-two.md: pptx",
+    ]
     assert lines[-1].startswith("built 4 file(s) in ")
     one = cli(project, "build", "01")  # one deck, no PDF: no progress
     assert [line for line in one.stderr.splitlines() if line.startswith("decks/")] == []
@@ -134,8 +150,10 @@ def test_notes_without_pdf_is_a_usage_error(project: Path, capsys: pytest.Captur
 
 def test_quiet_and_verbose_check(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = (project / "results" / "results.md").read_text(encoding="utf-8").splitlines()
-    a, b = (next(i for i, line in enumerate(lines, 1) if line.startswith(f"| {k} ")) for k in ("ch01.unused_a",
-                                                                                             "ch01.unused_b"))
+    a, b = (
+        next(i for i, line in enumerate(lines, 1) if line.startswith(f"| {k} "))
+        for k in ("ch01.unused_a", "ch01.unused_b")
+    )
     assert main(["check"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
@@ -159,8 +177,17 @@ def test_no_color_is_honoured_by_every_command(tmp_path: Path) -> None:
     env = {"NO_COLOR": "1", "FORCE_COLOR": "1", "TERM": "xterm-256color"}
     forced = cli(root, "run", "--list", env={"FORCE_COLOR": "1", "TERM": "xterm-256color"})
     assert color.search(forced.stdout + forced.stderr)  # rich colours when forced ...
-    for args in (["run", "--list"], ["run", "ch99.beta", "--jobs", "1"], ["check"], ["build", "--to", "html"],
-                 ["list", "keys"], ["list", "decks"], ["list", "figures"], ["inspect", "99"], ["--help"]):
+    for args in (
+        ["run", "--list"],
+        ["run", "ch99.beta", "--jobs", "1"],
+        ["check"],
+        ["build", "--to", "html"],
+        ["list", "keys"],
+        ["list", "decks"],
+        ["list", "figures"],
+        ["inspect", "99"],
+        ["--help"],
+    ):
         done = cli(root, *args, env=env)
         assert not re.search(r"\x1b\[[0-9;]*(?:3[0-9]|4[0-9]|9[0-7]|38;)[0-9;]*m", done.stdout + done.stderr), args
     # ... and not with NO_COLOR (styles such as bold are not colour, and rich keeps them)
@@ -178,12 +205,27 @@ def test_inspect_prints_a_summary_and_json_with_json(project: Path, capsys: pyte
 
 def test_list_decks_keys_and_figures(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "decks"]) == 0
-    assert capsys.readouterr().out == ("decks/01-one.md  2 slides  One\n"
-                                       "decks/02-two.md  1 slide   Second deck\n")
+    assert capsys.readouterr().out == ("decks/01-one.md  2 slides  One\ndecks/02-two.md  1 slide   Second deck\n")
     assert main(["list", "keys"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["ch01.loss", "2.276", "±", "0.002", "nats", "cited:", "Example", "2020,", "p.", "1",
-                                "decks/01-one.md", "slide", "2;", "decks/02-two.md", "slide", "1"]
+    assert lines[0].split() == [
+        "ch01.loss",
+        "2.276",
+        "±",
+        "0.002",
+        "nats",
+        "cited:",
+        "Example",
+        "2020,",
+        "p.",
+        "1",
+        "decks/01-one.md",
+        "slide",
+        "2;",
+        "decks/02-two.md",
+        "slide",
+        "1",
+    ]
     assert lines[1].split()[:2] == ["ch01.params", "5376"] and lines[1].endswith("decks/01-one.md slide 1")
     assert lines[2].endswith("not cited")
     assert main(["list", "keys", "ch01.unused_*"]) == 0
@@ -196,8 +238,9 @@ def test_list_decks_keys_and_figures(project: Path, capsys: pytest.CaptureFixtur
     assert capsys.readouterr().out == "no figures registered\n"
 
 
-def test_list_figures_names_their_code_and_slides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_figures_names_their_code_and_slides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = fake_project.make_fake_project(tmp_path / "fake")
     monkeypatch.chdir(root.root)  # a Project
     assert main(["list", "figures"]) == 0
@@ -211,27 +254,33 @@ def test_results_diff_shows_only_printed_changes_and_counts_the_rest(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def git(*args: str) -> None:
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=project, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=project, check=True, capture_output=True
+        )
 
     git("init", "-q")
     git("add", ".")
     git("commit", "-q", "-m", "results")
     results = Results.read(project / "results" / "results.md")
-    results.merge([
-        Result("ch01.loss", 2.27636, 0.00214, 3, "nats", "loss", SOURCE, 4),  # prints 2.276 ± 0.002 still
-        Result("ch01.params", 5377, None, None, "", "parameters", SOURCE, 4),  # prints 5377 now
-    ])
+    results.merge(
+        [
+            Result("ch01.loss", 2.27636, 0.00214, 3, "nats", "loss", SOURCE, 4),  # prints 2.276 ± 0.002 still
+            Result("ch01.params", 5377, None, None, "", "parameters", SOURCE, 4),  # prints 5377 now
+        ]
+    )
     results.write(project / "results" / "results.md")
     assert main(["results", "diff"]) == 0
-    assert capsys.readouterr().out == ("ch01.params: 5376 -> 5377 (decks/01-one.md:7)\n"
-                                       "1 more value(s) changed below the precision slides show (`-v` lists them)\n")
+    assert capsys.readouterr().out == (
+        "ch01.params: 5376 -> 5377 (decks/01-one.md:7)\n"
+        "1 more value(s) changed below the precision slides show (`-v` lists them)\n"
+    )
     assert main(["results", "diff", "-v"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2
 
 
-def test_run_without_torch_says_what_to_install_in_one_line(project: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_without_torch_says_what_to_install_in_one_line(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import importlib.util
 
     real = importlib.util.find_spec
@@ -252,15 +301,17 @@ def test_run_without_torch_says_what_to_install_in_one_line(project: Path, monke
 
 
 def test_run_list_and_run_in_a_project_without_experiments_never_ask_for_torch(
-        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def asked() -> None:
         raise AssertionError("asked for torch")
 
     monkeypatch.setattr(cmd_run, "require_experiments", asked)
     assert main(["run", "--list"]) == 0
     out = capsys.readouterr().out
-    assert out == ("no experiments: no module matches [tool.slidegen] experiments = "
-                   "'model/experiments/ch[0-9][0-9]*.py'\n")
+    assert out == (
+        "no experiments: no module matches [tool.slidegen] experiments = 'model/experiments/ch[0-9][0-9]*.py'\n"
+    )
     assert main(["run"]) == 0  # it brings the cited rows in line with results/cited.yaml, which needs no torch
     assert "ran 0, 0 current" in capsys.readouterr().err
 
@@ -269,9 +320,14 @@ def test_run_list_and_run_in_a_project_without_experiments_never_ask_for_torch(
 
 
 def _serve(root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen([sys.executable, "-m", "slidegen", "serve", "--port", "0", *args], cwd=root,
-                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                               env={**os.environ, **(env or {})})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "slidegen", "serve", "--port", "0", *args],
+        cwd=root,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     assert process.stderr is not None
     deadline = time.monotonic() + 60
     line = ""
@@ -312,41 +368,47 @@ def test_serve_open_starts_the_browser_on_the_index(project: Path, tmp_path: Pat
 # ---------------------------------------------------------------------- the year rule
 
 
-@pytest.mark.parametrize(("text", "flagged"), [
-    ("2000 steps", ["2000"]),
-    ("in 2000 steps", ["2000"]),  # a counted word makes it a count
-    ("about 2048 tokens", ["2048"]),
-    ("batch 2048", ["2048"]),
-    ("the run took 2020 of them", ["2020"]),
-    ("Kaplan et al. 2020 found it", []),
-    ("Kaplan et al., 2020", []),
-    ("(Kaplan 2020)", []),
-    ("(Kaplan and McCandlish, 2020)", []),
-    ("Vaswani (2017)", []),
-    ("in 2017", []),
-    ("In 2017 the paper", []),
-    ("since 2019", []),
-    ("before 2012, after 2015, until 2020, by 2030, from 2019 to 2021", []),
-    ("in March 2020", []),
-    ("3 March 2020", []),
-    ("March 3, 2020", []),
-    ("released 2020-06-11", []),
-    ("in 2017 and 2019", []),
-    ("since 2019–2021", []),
-])
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("2000 steps", ["2000"]),
+        ("in 2000 steps", ["2000"]),  # a counted word makes it a count
+        ("about 2048 tokens", ["2048"]),
+        ("batch 2048", ["2048"]),
+        ("the run took 2020 of them", ["2020"]),
+        ("Kaplan et al. 2020 found it", []),
+        ("Kaplan et al., 2020", []),
+        ("(Kaplan 2020)", []),
+        ("(Kaplan and McCandlish, 2020)", []),
+        ("Vaswani (2017)", []),
+        ("in 2017", []),
+        ("In 2017 the paper", []),
+        ("since 2019", []),
+        ("before 2012, after 2015, until 2020, by 2030, from 2019 to 2021", []),
+        ("in March 2020", []),
+        ("3 March 2020", []),
+        ("March 3, 2020", []),
+        ("released 2020-06-11", []),
+        ("in 2017 and 2019", []),
+        ("since 2019–2021", []),
+    ],
+)
 def test_a_four_digit_number_is_a_year_only_where_it_reads_as_one(text: str, flagged: list[str]) -> None:
     assert [number for _, number in hand_typed_numbers(text)] == flagged
 
 
-def test_strict_check_flags_2000_steps_and_keeps_a_citation_year(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_strict_check_flags_2000_steps_and_keeps_a_citation_year(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     deck = "# The **2017** paper, 2018\n\nWe train for 2000 steps, as Kaplan et al. 2020 did in 2019.\n"
     root = make(tmp_path / "y", {"01-y.md": deck}, [])
     monkeypatch.chdir(root)
     assert main(["check", "--strict"]) == 1
     err = capsys.readouterr().err
-    assert err.splitlines() == ["decks/01-y.md:3:14: error: hand-typed number '2000' in slide text: cite a result "
-                                "({{ key }}) or mark it as a literal ({{ \"2000\" }})"]
+    assert err.splitlines() == [
+        "decks/01-y.md:3:14: error: hand-typed number '2000' in slide text: cite a result "
+        '({{ key }}) or mark it as a literal ({{ "2000" }})'
+    ]
 
 
 # ---------------------------------------------------------------------- check covers build
@@ -364,9 +426,10 @@ CASES = {
     "does not hold a": ("![x](img/x.png)", {"img/x.png": b"not a picture"}),
     "cannot convert this LaTeX to an equation": ("$$\n\\notacommand{x}\n$$", {}),
     "unknown figure": ("![x](fig:ch01.nothing)", {}),
-    "component data: ": ('<run-reader run="ch90.none" alt="x"></run-reader>',
-                         {"../components/run-reader.js": b'customElements.define("run-reader", '
-                                                         b"class extends HTMLElement {});\n"}),
+    "component data: ": (
+        '<run-reader run="ch90.none" alt="x"></run-reader>',
+        {"../components/run-reader.js": b'customElements.define("run-reader", class extends HTMLElement {});\n'},
+    ),
 }
 #: Raised by the writers and media but not reachable for a deck through `slidegen build`, and why.
 UNREACHABLE = {
@@ -376,10 +439,14 @@ UNREACHABLE = {
 
 
 def _raised_messages() -> list[str]:
-    """The message of every ``raise SlidegenError(...)`` in media.py and the writers (html, pptx, markdown)."""
+    """The message of every ``raise SlidegenError(...)`` in media/images.py and the writers (html, pptx, markdown)."""
     package = REPO / "slidegen"
-    files = [package / "media.py", package / "html.py",
-             *sorted((package / "pptx").glob("*.py")), *sorted((package / "markdown_out").glob("*.py"))]
+    files = [
+        package / "media" / "images.py",
+        package / "write" / "html.py",
+        *sorted((package / "write" / "pptx").glob("*.py")),
+        *sorted((package / "write" / "markdown").glob("*.py")),
+    ]
     found = []
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -420,8 +487,9 @@ def test_check_reports_what_build_stops_on_at_the_same_place_without_writing(
         assert built[0] in checked
 
 
-def test_check_reports_a_figure_whose_function_raises_where_build_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_reports_a_figure_whose_function_raises_where_build_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = fake_project.make_fake_project(tmp_path / "fake").root
     (root / "decks" / "98-broken.md").write_text("# Broken\n\n![b](fig:ch99.broken)\n", encoding="utf-8")
     monkeypatch.chdir(root)

@@ -11,7 +11,7 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen.cli import main
+from slidegen.cli.main import main
 
 SCRIPT = """customElements.define("run-reader", class extends HTMLElement {
   connectedCallback() {
@@ -20,9 +20,17 @@ SCRIPT = """customElements.define("run-reader", class extends HTMLElement {
   }
 });
 """
-RECORD = {"config": {}, "duration": 1.0, "files": {}, "fingerprint": "abc", "id": "ch90.demo",
-          "measurements": {}, "seeds": [0], "series": {"step": [0, 1, 2], "loss": [4.0, 3.5, 0.1 + 0.2]},
-          "versions": {}}
+RECORD = {
+    "config": {},
+    "duration": 1.0,
+    "files": {},
+    "fingerprint": "abc",
+    "id": "ch90.demo",
+    "measurements": {},
+    "seeds": [0],
+    "series": {"step": [0, 1, 2], "loss": [4.0, 3.5, 0.1 + 0.2]},
+    "versions": {},
+}
 
 
 def make(root: Path, run: str = "ch90.demo") -> Path:
@@ -33,7 +41,8 @@ def make(root: Path, run: str = "ch90.demo") -> Path:
     (root / "results" / "results.md").write_text("# Results\n", encoding="utf-8")
     (root / "results" / "runs" / "ch90.demo.json").write_text(json.dumps(RECORD), encoding="utf-8")
     (root / "decks" / "01-r.md").write_text(
-        f'# Reader\n\n<run-reader run="{run}" alt="What the run recorded"></run-reader>\n', encoding="utf-8")
+        f'# Reader\n\n<run-reader run="{run}" alt="What the run recorded"></run-reader>\n', encoding="utf-8"
+    )
     return root
 
 
@@ -66,12 +75,16 @@ def test_the_page_defines_the_record_before_the_component_reads_it(tmp_path: Pat
     assert text == "steps 3 last 0.30000000000000004"  # the record exactly as written
 
 
-@pytest.mark.parametrize(("written", "message"), [
-    ("ch90.nothere", "run 'ch90.nothere' has no record"),
-    ("Not An Id", "run='Not An Id' must name an experiment"),
-])
-def test_a_run_without_a_record_is_an_error_at_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        written: str, message: str):
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        ("ch90.nothere", "run 'ch90.nothere' has no record"),
+        ("Not An Id", "run='Not An Id' must name an experiment"),
+    ],
+)
+def test_a_run_without_a_record_is_an_error_at_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str, message: str
+):
     root = make(tmp_path, written)
     code, out = run(root, ["check"], monkeypatch)
     assert code == 1 and f"decks/01-r.md:3:1: error: component data: {message}" in out

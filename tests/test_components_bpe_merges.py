@@ -11,7 +11,7 @@ import needs
 import pytest
 
 from model.bpe import chunks, encode, merge_pair, train_bpe
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.write.pdf import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from model import valley as vl
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.write.pdf import CHROMIUM_ARGS
 from tests import needs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,8 +91,10 @@ def test_it_renders_synchronously_and_print_state_shows_that_step(page):
     }"""
     )
     assert state["step"] == "step 40" and state["points"] == 41 and state["contours"] == 7
-    want = [vl.steps_to_tolerance(vl.Valley(100.0), s, 1e-6, 200000) for s in (
-        vl.Settings("sgd", 1.8), vl.Settings("momentum", 0.5, beta=0.8), vl.Settings("adam", 1.0))]  # fmt: skip
+    want = [
+        vl.steps_to_tolerance(vl.Valley(100.0), s, 1e-6, 200000)
+        for s in (vl.Settings("sgd", 1.8), vl.Settings("momentum", 0.5, beta=0.8), vl.Settings("adam", 1.0))
+    ]
     assert state["counts"] == [f"{int(w):,}" for w in want]
 
 
@@ -124,5 +126,11 @@ def test_controls_step_reset_and_change_kappa_and_its_keys_do_not_reach_the_page
         return {afterSteps, afterKey, afterReset, kappa, leaked, focusable};
     }"""
     )
-    assert got == {"afterSteps": "step 3", "afterKey": "step 4", "afterReset": "step 0", "kappa": "1000",
-                   "leaked": 1, "focusable": "0"}  # fmt: skip
+    assert got == {
+        "afterSteps": "step 3",
+        "afterKey": "step 4",
+        "afterReset": "step 0",
+        "kappa": "1000",
+        "leaked": 1,
+        "focusable": "0",
+    }

@@ -1,4 +1,4 @@
-"""The contracts between slidegen and a project (slidegen/contracts.py) and ``[tool.slidegen]``.
+"""The contracts between slidegen and a project (slidegen/record/contracts.py) and ``[tool.slidegen]``.
 
 A broken registry is a located error, one line, never a traceback: every test here breaks
 a temporary copy of ``tests/fixtures/fakeproject`` and looks at what the CLI user sees.
@@ -19,17 +19,17 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen import contracts
-from slidegen.cli import main
-from slidegen.contracts import ContractError, Site
-from slidegen.discover import discover
+from slidegen.cli.main import main
 from slidegen.errors import SlidegenError
-from slidegen.figures import FigureRenderer, figure_names
+from slidegen.media.figures import FigureRenderer, figure_names
 from slidegen.project import CodeLayout, Project, read_layout
-from slidegen.results import Result, Results
-from slidegen.runner import run_experiments
-from slidegen.runstore import RunRecord, run_path
-from slidegen.worker import make_bundle
+from slidegen.record import contracts
+from slidegen.record.contracts import ContractError, Site
+from slidegen.record.discover import discover
+from slidegen.record.results import Result, Results
+from slidegen.record.runstore import RunRecord, run_path
+from slidegen.run.runner import run_experiments
+from slidegen.run.worker import make_bundle
 
 REPO = fake_project.REPO
 IDS = ["ch99.alpha", "ch99.beta", "ch99.slow"]
@@ -147,7 +147,7 @@ def broken_experiments(project: Project, how: str) -> str:
         edit(project, REGISTRY, "REGISTRY", "EXPERIMENTS")
         return (
             f"{REGISTRY}:1:1: error: model.experiments.registry defines no REGISTRY: define REGISTRY, a mapping from "
-            "experiment id to experiment (see slidegen.contracts.Experiment)"
+            "experiment id to experiment (see slidegen.record.contracts.Experiment)"
         )
     if how == "no context":
         append(project, REGISTRY, "del Experiment.context\n")
@@ -155,14 +155,15 @@ def broken_experiments(project: Project, how: str) -> str:
         return (
             f"{REGISTRY}:{line}:1: error: experiment 'ch99.alpha' is an Experiment without 'context': an experiment "
             "registry entry needs id, description, fn, config, seeds, uses, module, context "
-            "(see slidegen.contracts.Experiment)"
+            "(see slidegen.record.contracts.Experiment)"
         )
     if how == "no seeds":
         append(project, MODULE, BARE_EXPERIMENT)
         line = line_of(project, MODULE, "class Bare:")
         return (
             f"{MODULE}:{line}:1: error: experiment 'ch99.bare' is a Bare without 'seeds': an experiment registry "
-            "entry needs id, description, fn, config, seeds, uses, module, context (see slidegen.contracts.Experiment)"
+            "entry needs id, description, fn, config, seeds, uses, module, context "
+            "(see slidegen.record.contracts.Experiment)"
         )
     if how == "uses not strings":
         edit(project, MODULE, 'quick={"count": 10})', 'quick={"count": 10}, uses=[42])')
@@ -196,9 +197,11 @@ def test_a_broken_experiment_registry_is_one_located_line_from_run(
     assert "Traceback" not in err
     if how == "uses not strings":
         line = line_of(project, MODULE, '@experiment("ch99.beta"')
-        assert err.splitlines() == [f"{MODULE}:{line}:1: error: experiment 'ch99.beta': uses= must be a tuple of "
-                                    "string literals (paths or model.* modules), so that it is fingerprinted "
-                                    "without importing"]
+        assert err.splitlines() == [
+            f"{MODULE}:{line}:1: error: experiment 'ch99.beta': uses= must be a tuple of "
+            "string literals (paths or model.* modules), so that it is fingerprinted "
+            "without importing"
+        ]
     with pytest.raises(ContractError) as caught:
         discover(project)
     assert str(caught.value.diagnostic) == expected
@@ -233,12 +236,12 @@ WRONG_RETURNS = {
     "a dict": (
         '{"ch99.wrong.x": 1.0}',
         "experiment 'ch99.wrong' returned a dict, not an outcome: return an object with measurements "
-        "(result key -> measurement) and series (name -> numbers) (see slidegen.contracts.Outcome)",
+        "(result key -> measurement) and series (name -> numbers) (see slidegen.record.contracts.Outcome)",
     ),
     "a float as a measurement": (
         'Outcome({"ch99.wrong.x": 1.0})',
         "experiment 'ch99.wrong' measured 'ch99.wrong.x' as a float, not a measurement (it lacks value, sd, n, unit, "
-        "what, digits): give value, sd, n, unit, what and digits (see slidegen.contracts.Measurement)",
+        "what, digits): give value, sd, n, unit, what and digits (see slidegen.record.contracts.Measurement)",
     ),
     "words as a series": (
         'Outcome({}, {"labels": ["a", "b"]})',
@@ -291,7 +294,7 @@ def test_a_context_that_is_no_run_context_fails_where_context_is_defined(project
     report = run_experiments(project, ["ch99.beta"], jobs=1)
     assert report.failed == {
         "ch99.beta": f"{REGISTRY}:{line}:1: error: experiment 'ch99.beta': context() returned None, which has no "
-        "'quick': return an object with quick, seeds and config (see slidegen.contracts.RunContext)"
+        "'quick': return an object with quick, seeds and config (see slidegen.record.contracts.RunContext)"
     }
 
 
@@ -365,7 +368,7 @@ def broken_figures(project: Project, how: str) -> str:
         line = line_of(project, FIGURES, "class BareFigure:")
         return (
             f"{FIGURES}:{line}:1: error: figure 'ch99.bare' is a BareFigure without 'line': a figure registry entry "
-            "needs name, fn, runs, module, line (see slidegen.contracts.FigureSpec)"
+            "needs name, fn, runs, module, line (see slidegen.record.contracts.FigureSpec)"
         )
     if how == "runs not ids":
         edit(project, FIGURES, '@figure("ch99.curve", runs=("ch99.alpha",))', '@figure("ch99.curve", runs=(1,))')
@@ -397,7 +400,7 @@ def test_a_style_without_rc_is_located_and_a_project_without_style_uses_matplotl
         FigureRenderer(project)("ch99.curve")
     assert str(caught.value.diagnostic) == (
         "figures/style.py:1:1: error: figures.style has no function rc(): define rc() returning matplotlib rc "
-        "settings (see slidegen.contracts.FigureStyle)"
+        "settings (see slidegen.record.contracts.FigureStyle)"
     )
     style.write_text(style.read_text() + "\n\ndef rc():\n    return ['font.size', 18]\n")
     line = line_of(project, "figures/style.py", "def rc():")
@@ -488,7 +491,9 @@ def test_the_default_layout_is_todays_and_this_project_states_it() -> None:
         figure_style="figures.style",
     )
     assert (CodeLayout().experiment_packages, CodeLayout().figure_packages, CodeLayout().packages) == (
-        ("model",), ("figures", "model"), ("figures", "model")
+        ("model",),
+        ("figures", "model"),
+        ("figures", "model"),
     )
     # the project states the layout's defaults; its title names the series (the index page's heading)
     assert replace(read_layout(REPO / "pyproject.toml"), title="") == CodeLayout()
@@ -589,7 +594,7 @@ CONFORMING = """\
 import figures.registry
 import figures.style
 import model.experiments.registry
-from slidegen import contracts
+from slidegen.record import contracts
 
 experiments: contracts.ExperimentRegistry = model.experiments.registry
 figure_registry: contracts.FigureRegistry = figures.registry
@@ -599,7 +604,7 @@ style: contracts.FigureStyle = figures.style
 NOT_CONFORMING = """\
 from dataclasses import dataclass
 
-from slidegen import contracts
+from slidegen.record import contracts
 
 
 @dataclass(frozen=True)
@@ -625,11 +630,22 @@ def test_the_projects_registries_satisfy_the_protocols_statically(tmp_path: Path
     (tmp_path / "not_conforming.py").write_text(NOT_CONFORMING)
     done = subprocess.run(
         [
-            sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary", "--hide-error-context",
-            "--cache-dir", str(tmp_path / "cache"),
-            str(tmp_path / "conforming.py"), str(tmp_path / "not_conforming.py"),
+            sys.executable,
+            "-m",
+            "mypy",
+            "--follow-imports=silent",
+            "--no-error-summary",
+            "--hide-error-context",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(tmp_path / "conforming.py"),
+            str(tmp_path / "not_conforming.py"),
         ],
-        cwd=REPO, env={**os.environ, "MYPYPATH": str(REPO)}, capture_output=True, text=True, timeout=300,
+        cwd=REPO,
+        env={**os.environ, "MYPYPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
     assert [Path(line.split(":", 1)[0]).name for line in errors] == ["not_conforming.py"], done.stdout + done.stderr

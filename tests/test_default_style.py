@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from test_cites import STYLE, cites, make_project
 
-from slidegen.build import bind_project
-from slidegen.check import check_project
-from slidegen.citestyle import CitationStyle, Cluster
+from slidegen.bind.citestyle import CitationStyle, Cluster
+from slidegen.bind.library import DEFAULT_STYLE, load_library
+from slidegen.check.project import check_project
 from slidegen.errors import SlidegenError
-from slidegen.library import DEFAULT_STYLE, load_library
+from slidegen.pipeline.bound import bind_project
 from slidegen.project import Project, read_layout
 
 DECK = """\
@@ -47,21 +47,26 @@ def test_a_project_without_styles_cites_in_the_default_author_date_style(tmp_pat
     )
     deck = bind_project(Project(root)).deck(root / "decks" / "01-cites.md")
     assert [c.text for c in cites(deck)][1:4] == [
-        "(Loshchilov and Hutter, 2019, sec. 2.1)", "Kaplan et al. (2020)",
-        "(see Kingma and Ba, 2014; Loshchilov and Hutter, 2019)"]
+        "(Loshchilov and Hutter, 2019, sec. 2.1)",
+        "Kaplan et al. (2020)",
+        "(see Kingma and Ba, 2014; Loshchilov and Hutter, 2019)",
+    ]
     assert not [d for d in check_project(root) if d.severity == "error"]
 
 
 def test_the_default_style_is_inside_the_package_and_formats_books_and_chapters() -> None:
     assert DEFAULT_STYLE.is_file() and DEFAULT_STYLE.parent.parent.name == "slidegen"
-    from slidegen.bibliography import parse_bibliography
+    from slidegen.bind.bibliography import parse_bibliography
 
-    bib = parse_bibliography("@book{b, author = {Lee, Kim and Park, Jo and Choi, Min}, title = {A Book},"
-                             " publisher = {Press}, year = {2020}}\n"
-                             "@article{j, author = {Ng, Andrew}, title = {A Paper}, journal = {Journal},"
-                             " volume = {3}, number = {2}, pages = {1--9}, year = {2011}, doi = {10.1/x}}\n")
+    bib = parse_bibliography(
+        "@book{b, author = {Lee, Kim and Park, Jo and Choi, Min}, title = {A Book},"
+        " publisher = {Press}, year = {2020}}\n"
+        "@article{j, author = {Ng, Andrew}, title = {A Paper}, journal = {Journal},"
+        " volume = {3}, number = {2}, pages = {1--9}, year = {2011}, doi = {10.1/x}}\n"
+    )
     formatted = CitationStyle(DEFAULT_STYLE, bib.entries).format(
-        [Cluster((("b", "ch. 3", ""),)), Cluster((("j", "p. 4", ""),))])
+        [Cluster((("b", "ch. 3", ""),)), Cluster((("j", "p. 4", ""),))]
+    )
     assert formatted.texts == ("(Lee et al., 2020, chap. 3)", "(Ng, 2011, p. 4)")
     assert [r.html for r in formatted.references] == [
         "Lee, K., Park, J. and Choi, M. (2020). <i>A Book</i>. Press.",
@@ -92,8 +97,9 @@ def test_tool_slidegen_csl_names_the_style_of_every_deck(tmp_path: Path) -> None
 
 def test_a_tool_slidegen_csl_that_names_no_file_is_an_error_at_its_line(tmp_path: Path) -> None:
     root = without_styles(tmp_path)
-    (root / "pyproject.toml").write_text('[project]\nname = "talk"\n\n[tool.slidegen]\ncsl = "styles/apa.csl"\n',
-                                         encoding="utf-8")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "talk"\n\n[tool.slidegen]\ncsl = "styles/apa.csl"\n', encoding="utf-8"
+    )
     errors = [str(d) for d in check_project(root) if d.path == "pyproject.toml"]
     assert errors == ["pyproject.toml:5:1: error: [tool.slidegen] csl names styles/apa.csl, which is not a file"]
     (root / "pyproject.toml").write_text('[tool.slidegen]\ncsl = "apa"\n', encoding="utf-8")

@@ -1,11 +1,12 @@
-"""The box a figure is shown in (slidegen.figbox) and the type-size rules of ``slidegen check`` (check_type)."""
+"""The box a figure is shown in (slidegen.deck.figbox) and the type-size rules of ``slidegen check`` (check_type)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from slidegen import check_type, figbox
-from slidegen import deck as d
+from slidegen.check import type_size as check_type
+from slidegen.deck import figbox
+from slidegen.deck import nodes as d
 
 
 def _slide(*blocks: d.Block, layout: str = "default", slots: dict | None = None) -> d.Slide:

@@ -10,8 +10,8 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen import figure_cache
-from slidegen.figures import FigureInfo, discover_figures
+from slidegen.media import figure_cache
+from slidegen.media.figures import FigureInfo, discover_figures
 from slidegen.project import Project
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,17 +32,25 @@ def test_the_kept_registry_equals_the_discovered_one(project: Project, tmp_path:
 def test_a_kept_registry_imports_no_figure_module(project: Project, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     figure_cache.cached_figures(project, cache)
-    code = ("import sys; from pathlib import Path; from slidegen.figure_cache import cached_figures; "
-            "from slidegen.project import Project; "
-            f"found = cached_figures(Project(Path({str(project.root)!r})), Path({str(cache)!r})); "
-            "print(sorted(found), sorted(m for m in sys.modules if m.split('.')[0] in ('figures', 'model', 'numpy')))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys; from pathlib import Path; from slidegen.media.figure_cache import cached_figures; "
+        "from slidegen.project import Project; "
+        f"found = cached_figures(Project(Path({str(project.root)!r})), Path({str(cache)!r})); "
+        "print(sorted(found), sorted(m for m in sys.modules if m.split('.')[0] in ('figures', 'model', 'numpy')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert done.stdout.strip() == "['ch99.broken', 'ch99.curve'] []"
 
 
-def test_changed_figure_code_is_discovered_again(project: Project, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_changed_figure_code_is_discovered_again(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache = tmp_path / "cache"
     figure_cache.cached_figures(project, cache)
     calls: list[Project] = []

@@ -13,9 +13,9 @@ import pytest
 
 from slidegen import theme
 from slidegen.errors import SlidegenError
-from slidegen.figures import FigureRenderer, figure_names
+from slidegen.media.figures import FigureRenderer, figure_names
 from slidegen.project import Project
-from slidegen.runstore import RunRecord, run_path
+from slidegen.record.runstore import RunRecord, run_path
 
 
 def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers load by path
@@ -48,7 +48,7 @@ def project(tmp_path: Path) -> Project:
 def test_figure_names_come_from_the_project_without_importing_matplotlib(project: Project) -> None:
     assert figure_names(project) == {"ch99.curve", "ch99.broken"}
     code = (
-        "import sys; from pathlib import Path; from slidegen.figures import figure_names; "
+        "import sys; from pathlib import Path; from slidegen.media.figures import figure_names; "
         "from slidegen.project import Project; "
         f"names = figure_names(Project(Path({str(project.root)!r}))); "
         "print(sorted(names), 'matplotlib' in sys.modules)"
@@ -121,7 +121,7 @@ def test_style_is_legible_and_uses_the_theme() -> None:
 
 def test_a_figure_is_drawn_for_its_box_and_records_its_smallest_text(project: Project) -> None:
     """``NAME@WxH``: drawn W/96 x H/96 in, so the style's points are the points shown; the size is in the key."""
-    from slidegen.figures import picture_facts
+    from slidegen.media.figures import picture_facts
 
     renderer = FigureRenderer(project)
     svg, png = renderer("ch99.curve@536x400")

@@ -21,14 +21,16 @@ from pathlib import Path
 import fuzz_decks
 import pytest
 
-from slidegen.cli import main
+from slidegen.cli.main import main
 
 CASES = int(os.environ.get("FUZZ_CASES", "200"))
 SEED = int(os.environ.get("FUZZ_SEED", "12"))
 LIMIT_SECONDS = 10.0
 LIMIT_BYTES = 50 * 2**20
-PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
-       b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+    b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 LOCATED = re.compile(r"^\S.*?:\d+:\d+: (error|warning): (.*)$")
 
 
@@ -78,8 +80,9 @@ def warm_up(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     matplotlib, Pygments' lexers and python-pptx, seconds that are no case's fault."""
     (root / "decks").mkdir(parents=True)
     (root / "decks" / "pic.png").write_bytes(PNG)
-    (root / "decks" / "01-w.md").write_text("# W\n\n```py\nx = 1\n```\n\n$$\n\\frac{a}{b}\n$$\n\n![p](pic.png)\n",
-                                           encoding="utf-8")
+    (root / "decks" / "01-w.md").write_text(
+        "# W\n\n```py\nx = 1\n```\n\n$$\n\\frac{a}{b}\n$$\n\n![p](pic.png)\n", encoding="utf-8"
+    )
     monkeypatch.chdir(root)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert main(["build", "--to", "html,pptx"]) == 0

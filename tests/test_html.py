@@ -9,8 +9,10 @@ from pathlib import Path
 import html_sample_deck as sample_deck
 import pytest
 
-from slidegen import assets, html, theme
-from slidegen.deck import CodeBlock, Deck, DeckEntry, Paragraph, Slide, Text
+from slidegen import theme
+from slidegen.deck.nodes import CodeBlock, Deck, DeckEntry, Paragraph, Slide, Text
+from slidegen.media import assets
+from slidegen.write import html
 
 kitchen_sink_deck, png = sample_deck.kitchen_sink_deck, sample_deck.png
 
@@ -232,8 +234,16 @@ def test_everything_loads_from_disk(built):
 def test_assets_are_complete_and_woff2_only(built):
     _, out, _ = built
     assets = out / "assets"
-    for name in ("reveal.js", "reveal.css", "reset.css", "notes.js", "katex.min.js", "katex.min.css",
-                 "theme.css", "pygments.css"):
+    for name in (
+        "reveal.js",
+        "reveal.css",
+        "reset.css",
+        "notes.js",
+        "katex.min.js",
+        "katex.min.css",
+        "theme.css",
+        "pygments.css",
+    ):
         assert (assets / name).is_file(), name
     fonts = list((assets / "fonts").iterdir())
     assert fonts and all(f.suffix == ".woff2" for f in fonts)
@@ -274,9 +284,7 @@ def test_media_names_are_content_hashes(tmp_path):
     a = png(tmp_path / "same.png")
     b = tmp_path / "copy.png"
     b.write_bytes(a.read_bytes())
-    deck = Deck(tmp_path / "02-x.md", "X", {}, (
-        Slide(1, 1, "default", {}, "", "", (Paragraph((Text("x"),)),)),
-    ))
+    deck = Deck(tmp_path / "02-x.md", "X", {}, (Slide(1, 1, "default", {}, "", "", (Paragraph((Text("x"),)),)),))
     html.write_deck(deck, tmp_path / "out", {"same.png": a, "copy.png": b})
     names = sorted(p.name for p in (tmp_path / "out" / "media").iterdir())
     assert len(names) == 2 and names[0].split("-")[-1] == names[1].split("-")[-1]
@@ -296,8 +304,10 @@ def test_index_lists_every_deck(tmp_path, built):
     glossary = DeckEntry(tmp_path / "glossary.md", "Glossary <&>", {"summary": "Terms"}, ())
     page = html.write_index([entry, glossary], tmp_path).read_text(encoding="utf-8")
     tags = Tags(page)
-    assert [a["href"] for a in tags.find("a") if "deck-title" in a.get("class", "")] == [f"{SLUG}.html",
-                                                                                         "glossary.html"]
+    assert [a["href"] for a in tags.find("a") if "deck-title" in a.get("class", "")] == [
+        f"{SLUG}.html",
+        "glossary.html",
+    ]
     assert "Chapter 1" in page and "From random weights to Hamlet" in page
     assert "Glossary &lt;&amp;&gt;" in page
     assert "no decks yet" not in page
@@ -332,7 +342,7 @@ def test_index_without_decks_says_how_to_add_one(tmp_path):
 
 def test_sample_deck_renders(tmp_path):
     """The parser's fixture deck, once it and the parser exist: every slide a section, clicks counted."""
-    from slidegen import parse
+    from slidegen.read import parse
 
     sample = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
     deck = parse.parse_deck(sample)

@@ -17,27 +17,33 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import manifest
-from slidegen.build import build
-from slidegen.cli import main
+from slidegen.cli.main import main
+from slidegen.digests import package_files
+from slidegen.pipeline import manifest
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
-from slidegen.results import Result, Results
+from slidegen.record.results import Result, Results
 
 REPO = Path(__file__).resolve().parents[1]
 
 DECKS = {
     "01-a.md": "---\ntitle: Deck A\nchapter: 1\n---\n\n# Deck A\n\nLoss {{ ch01.a }}.\n\n---\n\n# Two\n\nText.\n",
     "02-b.md": "---\ntitle: Deck B\nchapter: 2\n---\n\n# Deck B\n\nSteps {{ ch01.b | int }}.\n",
-    "03-c.md": "---\ntitle: Deck C\n---\n\n# Deck C\n\n<tally-box alt=\"a box\"></tally-box>\n",
+    "03-c.md": '---\ntitle: Deck C\n---\n\n# Deck C\n\n<tally-box alt="a box"></tally-box>\n',
 }
-COMPONENT = 'customElements.define("tally-box", class extends HTMLElement {\n' \
-            '  connectedCallback() { this.textContent = "%s"; }\n});\n'
+COMPONENT = (
+    'customElements.define("tally-box", class extends HTMLElement {\n'
+    '  connectedCallback() { this.textContent = "%s"; }\n});\n'
+)
 
 
 def write_results(root: Path, a: float = 2.5, b: float = 2000) -> None:
-    Results([Result("ch01.a", a, digits=3, what="a loss", source="run ch01.x 0123456789ab"),
-             Result("ch01.b", b, digits=4, what="steps", source="run ch01.x 0123456789ab")]).write(
-        root / "results" / "results.md")
+    Results(
+        [
+            Result("ch01.a", a, digits=3, what="a loss", source="run ch01.x 0123456789ab"),
+            Result("ch01.b", b, digits=4, what="steps", source="run ch01.x 0123456789ab"),
+        ]
+    ).write(root / "results" / "results.md")
 
 
 @pytest.fixture
@@ -59,14 +65,19 @@ def stamps(folder: Path) -> dict[Path, int]:
 
 def outputs(folder: Path) -> dict[str, bytes]:
     """Every output file (HTML with its assets, PowerPoint, the index) by path, without the manifest."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != manifest.MANIFEST_NAME and "cache" not in p.relative_to(folder).parts
-            and "figures" not in p.relative_to(folder).parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and p.name != manifest.MANIFEST_NAME
+        and "cache" not in p.relative_to(folder).parts
+        and "figures" not in p.relative_to(folder).parts
+    }
 
 
 def written(project: Project, formats: tuple[str, ...] = ("html", "pptx"), **kwargs: object) -> set[str]:
     """The files one build wrote, relative to build/."""
-    report = build(project, None, formats, **kwargs)  # type: ignore[arg-type]
+    report = build(project, None, BuildOptions(formats=formats, **kwargs))  # type: ignore[arg-type]
     assert not report.failed, [str(d) for d in report.diagnostics]
     return {p.relative_to(project.build_dir).as_posix() for p in report.written}
 
@@ -74,8 +85,7 @@ def written(project: Project, formats: tuple[str, ...] = ("html", "pptx"), **kwa
 ALL = {"html/01-a.html", "pptx/01-a.pptx", "html/02-b.html", "pptx/02-b.pptx", "html/index.html"}
 
 
-def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, capsys: pytest.CaptureFixture[str]
-                                                          ) -> None:
+def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--to", "html", "-j", "1"]) == 0
     assert "built 3 file(s)" in capsys.readouterr().err
     before = stamps(project.build_dir)
@@ -85,7 +95,7 @@ def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, caps
     err = capsys.readouterr().err
     assert err.startswith("up to date (") and "built" not in err
     assert stamps(project.build_dir) == before
-    assert build(project, None, ("html",)).written == []  # the library call too
+    assert build(project, None, BuildOptions(formats=("html",))).written == []  # the library call too
     assert stamps(project.build_dir) == before
     assert main(["build", "--to", "html", "--force", "-j", "1"]) == 0
     assert "built 3 file(s)" in capsys.readouterr().err
@@ -93,12 +103,16 @@ def test_a_no_op_build_writes_no_file_and_says_up_to_date(project: Project, caps
 
 def test_a_no_op_build_loads_neither_parser_nor_writers(project: Project) -> None:
     assert main(["build", "--to", "html", "-j", "1"]) == 0
-    code = ("import sys\nfrom slidegen.cli import main\nrc = main(['build', '--to', 'html'])\n"
-            "heavy = ('pptx', 'markdown_it', 'jinja2', 'matplotlib', 'slidegen.parse', 'slidegen.build')\n"
-            "print(rc, [m for m in heavy if m in sys.modules])\n")
+    code = (
+        "import sys\nfrom slidegen.cli.main import main\nrc = main(['build', '--to', 'html'])\n"
+        "heavy = ('pptx', 'markdown_it', 'jinja2', 'matplotlib', 'slidegen.read.parse',\n"
+        "         'slidegen.pipeline.build')\n"
+        "print(rc, [m for m in heavy if m in sys.modules])\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", code], cwd=project.root, capture_output=True, text=True, env=env,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=project.root, capture_output=True, text=True, env=env, timeout=60
+    )
     assert done.stdout.strip() == "0 []", done.stdout + done.stderr
     assert "up to date" in done.stderr
 
@@ -130,7 +144,7 @@ def test_editing_a_results_row_rebuilds_exactly_the_decks_citing_it(project: Pro
 
 
 def test_editing_a_component_rebuilds_every_deck_using_it(project: Project) -> None:
-    (project.decks_dir / "04-d.md").write_text("# D\n\n<tally-box alt=\"again\"></tally-box>\n", encoding="utf-8")
+    (project.decks_dir / "04-d.md").write_text('# D\n\n<tally-box alt="again"></tally-box>\n', encoding="utf-8")
     assert written(project, ("html",)) == {f"html/{n}.html" for n in ("01-a", "02-b", "03-c", "04-d", "index")}
     (project.root / "components" / "tally-box.js").write_text(COMPONENT % "two", encoding="utf-8")
     assert written(project, ("html",)) == {"html/03-c.html", "html/04-d.html"}
@@ -140,22 +154,24 @@ def test_editing_a_component_rebuilds_every_deck_using_it(project: Project) -> N
 
 
 def test_a_new_slidegen_or_theme_rebuilds_every_deck(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    names = {path.relative_to(REPO / "slidegen").as_posix() for path in manifest.package_files()}
-    assert {"theme.py", "templates/deck.html.j2", "templates/theme.css.j2", "html.py"} <= names
+    names = {path.relative_to(REPO / "slidegen").as_posix() for path in package_files()}
+    assert {"theme.py", "templates/deck.html.j2", "templates/theme.css.j2", "write/html.py"} <= names
     assert written(project, ("html",)) == {f"html/{n}.html" for n in ("01-a", "02-b", "03-c", "index")}
     monkeypatch.setattr(manifest, "package_digest", lambda: "another slidegen")
     assert written(project, ("html",)) == {f"html/{n}.html" for n in ("01-a", "02-b", "03-c")}
 
 
-def test_markdown_outputs_follow_the_slide_ids_of_the_decks_they_link_to(project: Project,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_markdown_outputs_follow_the_slide_ids_of_the_decks_they_link_to(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project.decks_dir / "01-a.md").write_text(DECKS["01-a.md"] + "\nSee [B](02-b.md#steps).\n", encoding="utf-8")
     assert written(project, ("md",)) == {"md/01-a.md", "md/02-b.md", "md/03-c.md"}
     assert main(["build", "--to", "md"]) == 0
     assert capsys.readouterr().err.startswith("up to date")
     deck = project.decks_dir / "02-b.md"
-    deck.write_text(DECKS["02-b.md"].replace("# Deck B", "# Deck B\n\n---\nid: steps\n---\n\n# Steps"),
-                    encoding="utf-8")  # deck 01's link now has a slide to point at
+    deck.write_text(
+        DECKS["02-b.md"].replace("# Deck B", "# Deck B\n\n---\nid: steps\n---\n\n# Steps"), encoding="utf-8"
+    )  # deck 01's link now has a slide to point at
     # a slide id moved: every Markdown output is written again (links resolve through the whole index)
     assert written(project, ("md",)) == {"md/01-a.md", "md/02-b.md", "md/03-c.md"}
     assert "02-b.md#" in (project.build_dir / "md" / "01-a.md").read_text(encoding="utf-8")
@@ -164,8 +180,9 @@ def test_markdown_outputs_follow_the_slide_ids_of_the_decks_they_link_to(project
     assert written(project, ("md",)) == set()
 
 
-def test_a_deck_with_an_error_is_tried_and_reported_every_build(project: Project,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_deck_with_an_error_is_tried_and_reported_every_build(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["build", "--to", "html", "-j", "1"]) == 0
     (project.decks_dir / "02-b.md").write_text("# B\n\n{{ ch01.missing }}\n", encoding="utf-8")
     for _ in range(2):
@@ -194,14 +211,15 @@ def many_decks(project: Project, count: int) -> None:
         (project.decks_dir / f"{n:02d}-gen.md").write_text(f"---\ntitle: Gen {n}\n---\n\n{body}", encoding="utf-8")
 
 
-def test_a_parallel_build_equals_a_serial_one_byte_for_byte(project: Project, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from slidegen import parallel
+def test_a_parallel_build_equals_a_serial_one_byte_for_byte(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slidegen.pipeline import parallel
 
     many_decks(project, 4)
     assert not parallel.worth_it(6, 1) and parallel.worth_it(parallel.MIN_DECKS, 2)
     monkeypatch.setattr(parallel, "MIN_DECKS", 2)
-    serial = build(project, None, ("html", "pptx"), tmp_path / "serial", jobs=1)
+    serial = build(project, None, BuildOptions(formats=("html", "pptx"), out=tmp_path / "serial", jobs=1))
     real, pids = parallel.build_parallel, set()
 
     def spy(*args: object) -> list:
@@ -210,7 +228,7 @@ def test_a_parallel_build_equals_a_serial_one_byte_for_byte(project: Project, tm
         return built
 
     monkeypatch.setattr(parallel, "build_parallel", spy)
-    parallel_report = build(project, None, ("html", "pptx"), tmp_path / "parallel", jobs=2)
+    parallel_report = build(project, None, BuildOptions(formats=("html", "pptx"), out=tmp_path / "parallel", jobs=2))
     assert len(pids) == 2 and os.getpid() in pids  # the main process and one worker wrote decks
     assert not serial.failed and not parallel_report.failed
     assert len(parallel_report.written) == len(serial.written) == 13
@@ -224,8 +242,14 @@ def test_a_killed_build_then_a_rebuild_gives_a_clean_builds_bytes(project: Proje
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     def slidegen(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([sys.executable, "-m", "slidegen", "build", "-j", "1", *args], cwd=project.root,
-                              env=env, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "slidegen", "build", "-j", "1", *args],
+            cwd=project.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         return done
 
@@ -234,8 +258,13 @@ def test_a_killed_build_then_a_rebuild_gives_a_clean_builds_bytes(project: Proje
     first = (out / "pptx" / "05-gen.pptx").stat().st_mtime_ns
     for deck in project.decks_dir.glob("*-gen.md"):  # every deck changes
         deck.write_text(deck.read_text(encoding="utf-8").replace("another", "one more"), encoding="utf-8")
-    child = subprocess.Popen([sys.executable, "-m", "slidegen", "build", "-j", "1"], cwd=project.root, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "slidegen", "build", "-j", "1"],
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while (out / "pptx" / "05-gen.pptx").stat().st_mtime_ns == first and time.monotonic() < deadline:
         time.sleep(0.005)

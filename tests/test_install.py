@@ -29,7 +29,7 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.write.pdf import CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.install, pytest.mark.slow]
 
@@ -109,8 +109,7 @@ def _env() -> dict[str, str]:
 
 
 def _run(args: list[str | Path], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(a) for a in args], cwd=cwd, env=_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([str(a) for a in args], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
 
 
 def _source_copy(target: Path) -> Path:
@@ -118,8 +117,16 @@ def _source_copy(target: Path) -> Path:
     (which a clone gets from `npm ci`)."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
         needs.missing("the install test copies the repository's files with git")
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         source = REPO / rel
         if source.is_file():
@@ -151,8 +158,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     source = _source_copy(tmp / "src")
     done = _run([sys.executable, "-m", "build", "--outdir", tmp / "dist", source], cwd=tmp)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    noisy = [line for line in (done.stdout + done.stderr).splitlines() if "deprecat" in line.lower()
-             or ("license" in line.lower() and "warn" in line.lower())]
+    noisy = [
+        line
+        for line in (done.stdout + done.stderr).splitlines()
+        if "deprecat" in line.lower() or ("license" in line.lower() and "warn" in line.lower())
+    ]
     assert not noisy, noisy  # the packaging metadata warnings are gone
     times["build sdist and wheel"] = time.perf_counter() - start
 
@@ -177,8 +187,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     (project / "references.bib").write_text(BIB, encoding="utf-8")  # no styles/: the wheel's own CSL style
     shutil.copytree(COMPONENTS, project / "components")
     built = _timed(times, "slidegen build", [slidegen, "build", "--to", "html,pptx,pdf,png"], project)
-    single = _timed(times, "single-file", [slidegen, "build", "--to", "html", "--single-file", "-o", "single"],
-                    project)
+    single = _timed(times, "single-file", [slidegen, "build", "--to", "html", "--single-file", "-o", "single"], project)
     checked = _timed(times, "check", [slidegen, "check", "--strict"], project)
 
     made = _timed(times, "init", [slidegen, "init", "talk"], tmp)
@@ -186,8 +195,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     talk_built = _timed(times, "init build", [slidegen, "build", "--to", "html,pptx,pdf,png"], talk)
     talk_checked = _timed(times, "init check", [slidegen, "check", "--strict"], talk)
     print("\ninstall test: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in times.items()))
-    return {"tmp": tmp, "venv": venv, "wheel": wheel, "project": project, "built": built, "single": single,
-            "checked": checked, "talk": talk, "made": made, "talk_built": talk_built, "talk_checked": talk_checked}
+    return {
+        "tmp": tmp,
+        "venv": venv,
+        "wheel": wheel,
+        "project": project,
+        "built": built,
+        "single": single,
+        "checked": checked,
+        "talk": talk,
+        "made": made,
+        "talk_built": talk_built,
+        "talk_checked": talk_checked,
+    }
 
 
 def _ok(done: object) -> None:
@@ -199,9 +219,15 @@ def _ok(done: object) -> None:
 def test_the_wheel_and_sdist_carry_the_web_assets_and_not_node_modules(installed: dict) -> None:
     names = zipfile.ZipFile(installed["wheel"]).namelist()  # type: ignore[arg-type]
     vendor = "slidegen/_vendor/node_modules/"
-    for rel in ("reveal.js/dist/reveal.js", "reveal.js/dist/plugin/notes.js", "katex/dist/katex.min.js",
-                "katex/dist/katex.min.css", "katex/dist/fonts/KaTeX_Main-Regular.woff2", "reveal.js/LICENSE",
-                "katex/LICENSE"):
+    for rel in (
+        "reveal.js/dist/reveal.js",
+        "reveal.js/dist/plugin/notes.js",
+        "katex/dist/katex.min.js",
+        "katex/dist/katex.min.css",
+        "katex/dist/fonts/KaTeX_Main-Regular.woff2",
+        "reveal.js/LICENSE",
+        "katex/LICENSE",
+    ):
         assert vendor + rel in names
     if (REPO / "node_modules" / "mermaid" / "dist" / "mermaid.min.js").is_file():
         assert vendor + "mermaid/dist/mermaid.min.js" in names
@@ -210,15 +236,23 @@ def test_the_wheel_and_sdist_carry_the_web_assets_and_not_node_modules(installed
     assert "slidegen/templates/deck.html.j2" in names
     assert "slidegen/csl/author-date.csl" in names
     starter = sorted(n.removeprefix("slidegen/starter/") for n in names if n.startswith("slidegen/starter/"))
-    assert starter == ["README.md", "components/ema-window.css", "components/ema-window.js",
-                       "decks/01-first-talk.md", "gitignore", "references.bib", "results/results.md"]
+    assert starter == [
+        "README.md",
+        "components/ema-window.css",
+        "components/ema-window.js",
+        "decks/01-first-talk.md",
+        "gitignore",
+        "references.bib",
+        "results/results.md",
+    ]
     tops = {name.split("/", 1)[0] for name in names}
     assert not tops & {"model", "figures"}, tops  # only the compiler: the project's code stays the project's
     sdist = next(Path(installed["tmp"], "dist").glob("slidegen-*.tar.gz"))  # type: ignore[arg-type]
     with tarfile.open(sdist) as tar:
         assert any(n.endswith(vendor + "reveal.js/dist/reveal.js") for n in tar.getnames())
-    assert "slidegen/_vendor" not in subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True,
-                                                    text=True).stdout  # never committed
+    assert (
+        "slidegen/_vendor" not in subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True).stdout
+    )  # never committed
 
 
 def _pptx_text_and_pictures(path: Path) -> tuple[str, list[int]]:
@@ -227,8 +261,7 @@ def _pptx_text_and_pictures(path: Path) -> tuple[str, list[int]]:
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
     deck = Presentation(str(path))
-    text = " ".join(shape.text_frame.text for slide in deck.slides for shape in slide.shapes
-                    if shape.has_text_frame)
+    text = " ".join(shape.text_frame.text for slide in deck.slides for shape in slide.shapes if shape.has_text_frame)
     pictures = [sum(shape.shape_type == MSO_SHAPE_TYPE.PICTURE for shape in slide.shapes) for slide in deck.slides]
     return text, pictures
 
@@ -239,10 +272,17 @@ def test_the_installed_cli_builds_every_output_of_every_feature_without_node_mod
     assert (project / "build" / "html" / "01-installed.html").is_file()
     for asset in ("reveal.js", "katex.min.js", "mermaid.min.js", "components/tally-counter.js"):
         assert (project / "build" / "html" / "assets" / asset).is_file(), asset
-    found = _run([venv / "bin" / "python", "-c", "from slidegen import assets; print(assets.find_node_modules())"],
-                 cwd=project)
-    assert found.stdout.strip() == str(venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
-                                       / "site-packages" / "slidegen" / "_vendor" / "node_modules")
+    code = "from slidegen.media import assets; print(assets.find_node_modules())"
+    found = _run([venv / "bin" / "python", "-c", code], cwd=project)
+    assert found.stdout.strip() == str(
+        venv
+        / "lib"
+        / f"python{sys.version_info.major}.{sys.version_info.minor}"
+        / "site-packages"
+        / "slidegen"
+        / "_vendor"
+        / "node_modules"
+    )
     version = _run([venv / "bin" / "slidegen", "--version"], cwd=project)
     assert version.returncode == 0 and version.stdout.startswith("slidegen ")
 

@@ -22,8 +22,8 @@ import fake_project
 import pytest
 
 from slidegen.project import Project
-from slidegen.results import Result, Results
-from slidegen.runner import run_experiments
+from slidegen.record.results import Result, Results
+from slidegen.run.runner import run_experiments
 
 CASES = int(os.environ.get("KILL_CASES", "3"))
 SEED = int(os.environ.get("KILL_SEED", "12"))
@@ -32,9 +32,14 @@ CITED = Result("ch98.paper", 20, digits=2, what="a published number", source="ci
 
 
 def start(project: Project, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "slidegen", *args], cwd=project.root,
-                            env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "slidegen", *args],
+        cwd=project.root,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def kill_all(process: subprocess.Popen[bytes]) -> None:
@@ -90,6 +95,7 @@ def test_workers_exit_when_the_parent_of_run_is_killed(tmp_path: Path) -> None:
         kill_all(process)
 
 
+@pytest.mark.slow
 def test_sigkill_of_run_at_random_moments_keeps_results_whole(tmp_path: Path) -> None:
     r = random.Random(SEED)
     project = fake_project.make_fake_project(tmp_path / "proj")

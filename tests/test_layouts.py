@@ -1,4 +1,5 @@
-"""The one table of layouts (slidegen/layouts.py), what each writer maps it to, and writers that cannot drop a node."""
+"""The one table of layouts (slidegen/deck/layouts.py), what each writer maps it to, and writers that cannot
+drop a node."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import deck as d
-from slidegen import html, markdown_out
+from slidegen.deck import nodes as d
+from slidegen.deck.layouts import DEFAULT, LAYOUTS, Layout, layout
 from slidegen.errors import SlidegenError
-from slidegen.layouts import DEFAULT, LAYOUTS, Layout, layout
-from slidegen.markdown_out.marp import marp_class
-from slidegen.parse import parse_text
-from slidegen.pptx import content
-from slidegen.pptx import layout as pptx_layout
-from slidegen.pptx.content import Context, Sizes
-from slidegen.pptx.model import TextBox
+from slidegen.read.parse import parse_text
+from slidegen.write import html
+from slidegen.write import markdown as markdown_out
+from slidegen.write.markdown.marp import marp_class
+from slidegen.write.pptx import content
+from slidegen.write.pptx import layout as pptx_layout
+from slidegen.write.pptx.content import Context, Sizes
+from slidegen.write.pptx.model import TextBox
 
 # --------------------------------------------------------------------------- the table
 
@@ -46,9 +48,11 @@ def test_the_table_holds_every_layout_with_its_facts():
         "references": ((), None, "light", False, "left"),
     }
     assert len(LAYOUTS) == 20  # Slidev's 19 built-in layouts, all of them, and the references slide
-    more = {name: (spec.frame, spec.header, spec.bottom, spec.padded, spec.slot_names)
-            for name, spec in LAYOUTS.items() if (spec.frame, spec.header, spec.bottom, spec.padded) !=
-            (None, False, None, True)}
+    more = {
+        name: (spec.frame, spec.header, spec.bottom, spec.padded, spec.slot_names)
+        for name, spec in LAYOUTS.items()
+        if (spec.frame, spec.header, spec.bottom, spec.padded) != (None, False, None, True)
+    }
     assert more == {
         "full": (None, False, None, False, ()),
         "iframe": ("full", False, None, True, ()),
@@ -88,16 +92,31 @@ def test_pptx_kinds_are_the_table_with_powerpoint_looks():
         "fact": ("Title Only", 72, True, True, "center", True, False, 1.1),
         "statement": ("Title Only", 48, True, True, "center", True, False, 1.1),
         "quote": ("Title Only", 36, True, False, "left", False, True, 1.45),
-            "end": ("Title Only", 48, True, True, "center", True, False, 1.1),
-            "references": ("Title Only", 36, False, False, "left", True, False, 0.8),
+        "end": ("Title Only", 48, True, True, "center", True, False, 1.1),
+        "references": ("Title Only", 36, False, False, "left", True, False, 0.8),
     }
     plain = ("Title Only", 36, False, False, "left", True, False, 1.0)
-    before |= {"full": plain, "image": plain, "iframe": plain, "iframe-left": plain, "iframe-right": plain,
-               "none": plain, "two-cols-header": plain,
-               "intro": ("Title Only", 36, True, False, "left", True, False, 1.0)}
+    before |= {
+        "full": plain,
+        "image": plain,
+        "iframe": plain,
+        "iframe-left": plain,
+        "iframe-right": plain,
+        "none": plain,
+        "two-cols-header": plain,
+        "intro": ("Title Only", 36, True, False, "left", True, False, 1.0),
+    }
     now = {
-        name: (k.look.template, k.look.title_pt, k.layout.centered, k.layout.dark, k.layout.align,
-               k.look.title_bold, k.look.title_italic, k.look.body_scale)
+        name: (
+            k.look.template,
+            k.look.title_pt,
+            k.layout.centered,
+            k.layout.dark,
+            k.layout.align,
+            k.look.title_bold,
+            k.look.title_italic,
+            k.look.body_scale,
+        )
         for name, k in pptx_layout.KINDS.items()
     }
     assert now == before
@@ -122,16 +141,19 @@ def test_a_layout_added_to_the_table_is_validated_by_the_parser(aside: Layout):
             parse_text(text, Path("deck.md"))
         return str(caught.value.diagnostic)
 
-    slide = parse_text("# A\n\n---\nlayout: aside\nimage: img/x.png\n---\n\n# B\n\nbody\n\n::note::\n\naside\n",
-                       Path("deck.md")).slides[1]
+    slide = parse_text(
+        "# A\n\n---\nlayout: aside\nimage: img/x.png\n---\n\n# B\n\nbody\n\n::note::\n\naside\n", Path("deck.md")
+    ).slides[1]
     assert (slide.layout, list(slide.slots)) == ("aside", ["note"])
     assert error("# A\n\n---\nlayout: aside\n---\n\n# B\n") == (
         "deck.md:4:9: error: layout 'aside' needs an image: key naming the picture "
-        "(a path relative to the deck, or fig:NAME)")
+        "(a path relative to the deck, or fig:NAME)"
+    )
     assert error("# A\n\n---\nlayout: two-cols\n---\n\n# B\n\n::note::\n\nx\n").startswith(
         "deck.md:9:1: error: unknown slot '::note::' for layout 'two-cols' "
         "(two-cols takes ::right::; two-cols-header takes ::left::, ::right::, ::bottom::; "
-        "aside takes ::note::)")
+        "aside takes ::note::)"
+    )
     assert "two-cols-header, references, aside)" in error("---\nlayout: nope\n---\n# A\n")
 
 
@@ -140,8 +162,9 @@ def test_a_layout_added_to_the_table_reaches_every_writer(aside: Layout, tmp_pat
     deck = parse_text(text, tmp_path / "01-a.md")
 
     page = html.render_deck(deck, {"pic.png": "media/pic.png"})
-    assert ('<section class="layout-aside tone-dark centered text-center image-side-left" '
-            'data-background-color="#1f2933">') in page
+    assert (
+        '<section class="layout-aside tone-dark centered text-center image-side-left" data-background-color="#1f2933">'
+    ) in page
     assert '<div class="side-image">\n<img src="media/pic.png" alt="">' in page
     assert '<div class="col col-note">\n<p>noted</p>\n</div>' in page
 
@@ -216,12 +239,20 @@ def test_pptx_content_and_layout_dispatch_are_exhaustive():
 
 
 def test_markdown_links_to_other_decks_come_from_the_deck_index():
-    link = d.Paragraph((d.Link((d.Text("far"),), "02-other.md#far"), d.Text(" "),
-                        d.Link((d.Text("here"),), "#here"), d.Text(" "), d.Link((d.Text("gone"),), "03-x.md#gone")))
+    link = d.Paragraph(
+        (
+            d.Link((d.Text("far"),), "02-other.md#far"),
+            d.Text(" "),
+            d.Link((d.Text("here"),), "#here"),
+            d.Text(" "),
+            d.Link((d.Text("gone"),), "03-x.md#gone"),
+        )
+    )
     slide = d.Slide(1, 1, "default", {}, "T", "", (link,), id="here")
     deck = d.Deck(Path("decks/01-a.md"), "A", {}, (slide,))
-    other = d.DeckEntry(Path("decks/02-other.md"), "Other", {}, (d.SlideEntry(1, None, "Other", 1),
-                                                                 d.SlideEntry(2, "far", "Far", 9)))
+    other = d.DeckEntry(
+        Path("decks/02-other.md"), "Other", {}, (d.SlideEntry(1, None, "Other", 1), d.SlideEntry(2, "far", "Far", 9))
+    )
     index = d.DeckIndex((other,))
     marp = markdown_out.writer(deck, {}, "marp", index).blocks(slide.blocks)
     assert marp == "[far](02-other.html#2) [here](#1) [gone](03-x.html)"

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import markdown_out
-from slidegen.build import load_deck
-from slidegen.cli import main
-from slidegen.deck import DeckIndex, Figure, block_inlines, plain_text, slide_blocks, walk_blocks
-from slidegen.parse import parse_deck, parse_text
-from slidegen.results import Result, Results
+from slidegen.cli.main import main
+from slidegen.deck.nodes import DeckIndex, Figure, block_inlines, plain_text, slide_blocks, walk_blocks
+from slidegen.pipeline.bound import load_deck
+from slidegen.read.parse import parse_deck, parse_text
+from slidegen.record.results import Result, Results
+from slidegen.write import markdown as markdown_out
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "decks"
@@ -96,8 +96,20 @@ def make_project(root: Path) -> Path:
     (decks / "02-other.md").write_text(OTHER, encoding="utf-8")
     shutil.copy(FIXTURES / "sample.md", decks / "03-sample.md")
     shutil.copytree(FIXTURES / "img", decks / "img")
-    results = Results([Result("ch01.val_loss.final", 2.27634, sd=0.00213, n=3, unit="nats",
-                              what="validation loss", source="run ch01.default 0123456789ab", digits=4)])
+    results = Results(
+        [
+            Result(
+                "ch01.val_loss.final",
+                2.27634,
+                sd=0.00213,
+                n=3,
+                unit="nats",
+                what="validation loss",
+                source="run ch01.default 0123456789ab",
+                digits=4,
+            )
+        ]
+    )
     (root / "results").mkdir()
     results.write(root / "results" / "results.md")
     return root
@@ -169,7 +181,7 @@ def test_pictures_are_copied_beside_the_markdown_with_relative_paths(built: Path
 
 
 def test_fig_images_point_at_the_rendered_file(tmp_path: Path) -> None:
-    deck = parse_text("# A figure\n\n![Loss](fig:ch01.loss \"Validation loss\")\n", tmp_path / "01-f.md")
+    deck = parse_text('# A figure\n\n![Loss](fig:ch01.loss "Validation loss")\n', tmp_path / "01-f.md")
     rendered = tmp_path / "figures" / "ch01.loss-abc.svg"
     rendered.parent.mkdir()
     rendered.write_text("<svg xmlns='http://www.w3.org/2000/svg'/>", encoding="utf-8")
@@ -203,8 +215,14 @@ def test_marp_cli_renders_one_slide_per_deck_slide(built: Path, tmp_path: Path) 
     file(MARP, "run `npm ci` (marp-cli is a devDependency)")
     source = built / "build" / "marp" / "03-sample.md"
     out = tmp_path / "sample.html"
-    run = subprocess.run([str(MARP), "--html", str(source), "-o", str(out)], check=False, capture_output=True,
-                         text=True, timeout=120, cwd=tmp_path)
+    run = subprocess.run(
+        [str(MARP), "--html", str(source), "-o", str(out)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     page = out.read_text(encoding="utf-8")
     slides = re.findall(r'<section\b[^>]*\bid="(\d+)"', page)  # split backgrounds add id-less sections

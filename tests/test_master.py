@@ -15,11 +15,12 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen import html, theme
-from slidegen.parse import parse_deck
-from slidegen.pptx import write_deck
+from slidegen import theme
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
+from slidegen.write.pptx import write_deck
 
-pytestmark = [pytest.mark.browser, pytest.mark.office]
+pytestmark = [pytest.mark.browser, pytest.mark.office, pytest.mark.slow]
 
 W, H = theme.WIDTH_PX, theme.HEIGHT_PX
 #: How far a mark may sit from its place in the other output, as a share of the slide's width (x) or height (y).
@@ -113,11 +114,19 @@ def marks(path: Path, dark: bool) -> dict[str, tuple[int, int, int, int]]:
         band = [r for r in rows if r[0] - first[0] < 10 and abs(r[1] - first[1]) <= 2]
         found["title rule"] = (first[1], first[0], first[2], band[-1][0])
         top = first[0]
-        ink = [(x, y) for y in range(10, top - 2) for x in range(45, W - 40, 2)
-               if (sum(px[x, y]) > 600 if dark else sum(px[x, y]) < 300)]
+        ink = [
+            (x, y)
+            for y in range(10, top - 2)
+            for x in range(45, W - 40, 2)
+            if (sum(px[x, y]) > 600 if dark else sum(px[x, y]) < 300)
+        ]
         if ink:
-            found["title"] = (min(x for x, _ in ink), min(y for _, y in ink), max(x for x, _ in ink),
-                              max(y for _, y in ink))
+            found["title"] = (
+                min(x for x, _ in ink),
+                min(y for _, y in ink),
+                max(x for x, _ in ink),
+                max(y for _, y in ink),
+            )
     line = (0x57, 0x5E, 0x66) if dark else _hex(theme.TABLE_HEADER_BACKGROUND)
     for y in range(640, 690):
         xs = [x for x in range(0, W, 2) if _near(px[x, y], line, 14)]
@@ -143,13 +152,30 @@ def pictures(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     page_file = html.write_deck(deck, out, {})
     pptx = tmp / "master.pptx"
     write_deck(deck, pptx, {})
-    subprocess.run([soffice, f"-env:UserInstallation=file://{tmp / 'profile'}", "--headless", "--convert-to", "pdf",
-                    "--outdir", str(tmp), str(pptx)], check=True, capture_output=True, timeout=180)
-    subprocess.run([pdftoppm, "-png", "-scale-to-x", str(W), "-scale-to-y", str(H), str(tmp / "master.pdf"),
-                    str(tmp / "office")], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            soffice,
+            f"-env:UserInstallation=file://{tmp / 'profile'}",
+            "--headless",
+            "--convert-to",
+            "pdf",
+            "--outdir",
+            str(tmp),
+            str(pptx),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
+    subprocess.run(
+        [pdftoppm, "-png", "-scale-to-x", str(W), "-scale-to-y", str(H), str(tmp / "master.pdf"), str(tmp / "office")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     from playwright.sync_api import sync_playwright
 
-    from slidegen.pdf import CHROMIUM_ARGS
+    from slidegen.write.pdf import CHROMIUM_ARGS
 
     shots = {}
     with sync_playwright() as p:

@@ -14,21 +14,24 @@ import needs
 import pytest
 from pptx import Presentation
 
-from slidegen import components, html, snapshot
-from slidegen.build import build
-from slidegen.check import check_project
-from slidegen.parse import parse_text
+from slidegen.check.project import check_project
+from slidegen.media import components
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
+from slidegen.read.parse import parse_text
+from slidegen.write import html, snapshot
 
 FIXTURE = Path(__file__).parent / "fixtures" / "components"
 DECK = "90-widgets"
 
 
 def test_a_mermaid_fence_is_a_diagram_box_and_the_page_loads_mermaid_only_then(tmp_path):
-    deck = parse_text("# A\n\n```mermaid\nflowchart LR\n  a --> b[\"<b>\"]\n```\n", tmp_path / "a.md")
+    deck = parse_text('# A\n\n```mermaid\nflowchart LR\n  a --> b["<b>"]\n```\n', tmp_path / "a.md")
     page = html.render_deck(deck, {})
-    assert ('<div class="mermaid-diagram" role="img"><pre class="mermaid-source">flowchart LR\n'
-            '  a --&gt; b[&#34;&lt;b&gt;&#34;]</pre></div>') in page
+    assert (
+        '<div class="mermaid-diagram" role="img"><pre class="mermaid-source">flowchart LR\n'
+        "  a --&gt; b[&#34;&lt;b&gt;&#34;]</pre></div>"
+    ) in page
     assert '<script src="assets/mermaid.min.js"></script>' in page
     plain = html.render_deck(parse_text("# A\n\n```python\nx = 1\n```\n", tmp_path / "b.md"), {})
     assert "mermaid.min.js" not in plain
@@ -37,10 +40,11 @@ def test_a_mermaid_fence_is_a_diagram_box_and_the_page_loads_mermaid_only_then(t
 
 
 def test_a_diagrams_alt_text_is_its_accessible_description_else_its_kind():
-    from slidegen import mermaid
+    from slidegen.media import mermaid
 
     assert mermaid.alt_text("flowchart LR\n  accTitle: Data flow\n  accDescr: Data goes to the model\n  a --> b") == (
-        "Data goes to the model")
+        "Data goes to the model"
+    )
     assert mermaid.alt_text("%% a comment\nflowchart LR\n  accTitle: Data flow\n  a --> b") == "Data flow"
     assert mermaid.alt_text("%% a comment\nsequenceDiagram\n  A->>B: x") == "Diagram: sequenceDiagram"
 
@@ -53,7 +57,7 @@ def test_mermaid_is_copied_into_the_assets_only_when_a_page_draws_diagrams(tmp_p
 
 
 def test_mermaids_version_is_its_package_json_else_a_digest_of_the_script(tmp_path, monkeypatch):
-    from slidegen import mermaid
+    from slidegen.media import mermaid
 
     dist = tmp_path / "node_modules" / "mermaid" / "dist"
     dist.mkdir(parents=True)
@@ -62,7 +66,7 @@ def test_mermaids_version_is_its_package_json_else_a_digest_of_the_script(tmp_pa
     assert mermaid.version().startswith("sha256:")  # a copy without package.json (an older wheel) still builds
     (dist.parent / "package.json").write_text('{"name": "mermaid", "version": "11.14.0"}')
     assert mermaid.version() == "11.14.0"
-    from slidegen.assets import BUNDLED
+    from slidegen.media.assets import BUNDLED
 
     assert "mermaid/package.json" in BUNDLED  # what the wheel carries
 
@@ -70,7 +74,7 @@ def test_mermaids_version_is_its_package_json_else_a_digest_of_the_script(tmp_pa
 def test_drawing_a_picture_without_playwright_is_a_one_line_setup_error(tmp_path, monkeypatch):
     import sys
 
-    from slidegen.pdf import ChromiumMissing
+    from slidegen.write.pdf import ChromiumMissing
 
     needs.chromium()
     monkeypatch.setitem(sys.modules, "playwright", None)  # installed with --no-deps: an ImportError, not exit 70
@@ -85,11 +89,12 @@ def built(tmp_path_factory):
     needs.chromium()
     root = tmp_path_factory.mktemp("mermaid") / "project"
     shutil.copytree(FIXTURE, root)
-    report = build(Project(root), formats=("html", "pptx", "pdf"))
+    report = build(Project(root), options=BuildOptions(formats=("html", "pptx", "pdf")))
     assert not report.diagnostics, [str(d) for d in report.diagnostics]
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_an_unparseable_diagram_is_a_located_check_error(built, tmp_path):
     root = tmp_path / "p"
@@ -145,8 +150,10 @@ def test_diagrams_are_svg_in_the_page_offline_without_errors(built, browser):
     assert page.evaluate("document.querySelectorAll('.mermaid-diagram.drawn > svg').length") == 2
     assert page.evaluate("document.querySelectorAll('.mermaid-diagram.failed').length") == 0
     assert page.evaluate("document.querySelectorAll('body > [id^=dslidegen]').length") == 0
-    size = page.evaluate("(() => { const r = Reveal.getCurrentSlide().querySelector('svg').getBoundingClientRect();"
-                         " return [r.width, r.height]; })()")
+    size = page.evaluate(
+        "(() => { const r = Reveal.getCurrentSlide().querySelector('svg').getBoundingClientRect();"
+        " return [r.width, r.height]; })()"
+    )
     assert size[0] > 300 and size[1] > 30
     assert not problems, problems
     page.close()

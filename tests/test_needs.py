@@ -7,7 +7,7 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen import pdf
+from slidegen.write import pdf
 
 
 @pytest.fixture
@@ -20,8 +20,10 @@ def ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")
 
 
-@pytest.mark.parametrize(("value", "is_ci"), [("1", True), ("true", True), ("TRUE", True), ("yes", True),
-                                              ("", False), ("0", False), ("false", False)])
+@pytest.mark.parametrize(
+    ("value", "is_ci"),
+    [("1", True), ("true", True), ("TRUE", True), ("yes", True), ("", False), ("0", False), ("false", False)],
+)
 def test_the_ci_variable(value: str, is_ci: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", value)
     assert needs.in_ci() is is_ci

@@ -13,7 +13,7 @@ import pptx_sample_deck
 import pytest
 from needs import tool
 
-from slidegen.pptx import write_deck
+from slidegen.write.pptx import write_deck
 
 pytestmark = pytest.mark.office
 
@@ -27,23 +27,37 @@ def pdf(tmp_path_factory) -> tuple[Path, int, list[str]]:
     pptx = tmp / "deck.pptx"
     write_deck(deck, pptx, media)
     out = tmp / "pdf"
-    subprocess.run([soffice, f"-env:UserInstallation=file://{tmp / 'profile'}", "--headless",
-                    "--convert-to", "pdf", "--outdir", str(out), str(pptx)],
-                   check=True, capture_output=True, timeout=180)
+    subprocess.run(
+        [
+            soffice,
+            f"-env:UserInstallation=file://{tmp / 'profile'}",
+            "--headless",
+            "--convert-to",
+            "pdf",
+            "--outdir",
+            str(out),
+            str(pptx),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
     return out / "deck.pdf", len(deck.slides), [s.title for s in deck.slides]
 
 
 def test_one_page_per_slide(pdf):
     path, slides, _ = pdf
-    info = subprocess.run([tool("pdfinfo", "poppler-utils"), str(path)], check=True, capture_output=True,
-                          text=True).stdout
+    info = subprocess.run(
+        [tool("pdfinfo", "poppler-utils"), str(path)], check=True, capture_output=True, text=True
+    ).stdout
     assert int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1)) == slides
 
 
 def test_titles_and_equations_are_on_their_pages(pdf):
     path, _, titles = pdf
-    text = subprocess.run([tool("pdftotext", "poppler-utils"), "-layout", str(path), "-"], check=True,
-                          capture_output=True, text=True).stdout
+    text = subprocess.run(
+        [tool("pdftotext", "poppler-utils"), "-layout", str(path), "-"], check=True, capture_output=True, text=True
+    ).stdout
     *pages, after = text.split("\f")  # pdftotext ends every page with a form feed
     assert after.strip() == ""
     for page, title in zip(pages, titles, strict=True):

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from slidegen import paths
-from slidegen.cli import main
+from slidegen.cli.main import main
 from slidegen.errors import SlidegenError
 
-PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
-       b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+    b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 
 #: Each kind of reference: the noun its messages use, how a deck writes it around a path, the place (line:col)
 #: of that reference in the deck, the file's extension and its bytes.
@@ -103,21 +105,26 @@ def test_every_kind_refuses_a_remote_file_and_one_outside_the_project_in_the_sam
     for kind in (paths.IMPORT, paths.SNIPPET, paths.PICTURE):
         with pytest.raises(SlidegenError) as remote:
             paths.resolve(kind, paths.Written("https://example.org/x.png", deck, 7, 3), deck, root)
-        assert str(remote.value) == (f"decks/01-x.md:7:3: error: {kind.noun} 'https://example.org/x.png' is "
-                                     "remote: decks work offline, so save the file beside the deck")
+        assert str(remote.value) == (
+            f"decks/01-x.md:7:3: error: {kind.noun} 'https://example.org/x.png' is "
+            "remote: decks work offline, so save the file beside the deck"
+        )
         with pytest.raises(SlidegenError) as outside:
             paths.resolve(kind, paths.Written("../../outside.png", deck, 7, 3), deck, root)
         assert outside.value.diagnostic.message == (
             f"{kind.noun} '../../outside.png' resolves to {root.parent / 'outside.png'}, outside the project "
-            f"({root}); a deck may only use files inside it")
+            f"({root}); a deck may only use files inside it"
+        )
 
 
 def test_a_nul_in_a_path_is_a_located_error(root: Path) -> None:
     deck = root / "decks" / "01-x.md"  # a deck's text cannot hold a NUL (the parser replaces it); a caller's can
     with pytest.raises(SlidegenError) as caught:
         paths.resolve(paths.PICTURE, paths.Written("a\x00b.png", deck, 2, 1), deck, root)
-    assert caught.value.diagnostic.message == "image 'a\x00b.png' cannot be used: a path cannot hold a NUL " \
-                                              "character; remove it"
+    assert (
+        caught.value.diagnostic.message == "image 'a\x00b.png' cannot be used: a path cannot hold a NUL "
+        "character; remove it"
+    )
 
 
 def test_prefixes_name_the_project_and_the_decks_folder(root: Path) -> None:
@@ -126,8 +133,10 @@ def test_prefixes_name_the_project_and_the_decks_folder(root: Path) -> None:
     (root / "decks" / "p.md").write_text("# P\n", encoding="utf-8")
     part = root / "decks" / "parts" / "part.md"
     deck = root / "decks" / "01-x.md"
-    assert paths.resolve(paths.SNIPPET, paths.Written("@/model/x.py", part, 1, 1), part, root) == \
-        (root / "model" / "x.py").resolve()
+    assert (
+        paths.resolve(paths.SNIPPET, paths.Written("@/model/x.py", part, 1, 1), part, root)
+        == (root / "model" / "x.py").resolve()
+    )
     # an import's / is the deck's folder, any other path is relative to the file that imports
     assert paths.resolve(paths.IMPORT, paths.Written("/p.md", part, 1, 1), deck, root) == (root / "decks" / "p.md")
     assert paths.resolve(paths.IMPORT, paths.Written("../p.md", part, 1, 1), deck, root) == (root / "decks" / "p.md")
@@ -138,9 +147,15 @@ def test_a_pictures_raster_twin_is_checked_as_the_picture_is(root: Path, tmp_pat
     (tmp_path.parent / "secret.png").write_bytes(PNG)
     twin = root / "decks" / "parts" / "d.png"
     twin.symlink_to(tmp_path.parent / "secret.png")  # PowerPoint's copy of the drawing, a link out of the project
-    assert run(root, "image", "parts/d.svg") == [
-        f"decks/01-x.md:3:1: error: image '{twin}' resolves to {(tmp_path.parent / 'secret.png').resolve()}, outside "
-        f"the project ({root}); a deck may only use files inside it"] * 2
+    assert (
+        run(root, "image", "parts/d.svg")
+        == [
+            f"decks/01-x.md:3:1: error: image '{twin}' resolves to "
+            f"{(tmp_path.parent / 'secret.png').resolve()}, outside "
+            f"the project ({root}); a deck may only use files inside it"
+        ]
+        * 2
+    )
 
 
 @pytest.mark.parametrize("target", ["02-loop.md", "missing.md"])

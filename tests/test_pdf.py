@@ -17,9 +17,9 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen import pdf
-from slidegen.cli import main
-from slidegen.parse import parse_deck
+from slidegen.cli.main import main
+from slidegen.read.parse import parse_deck
+from slidegen.write import pdf
 
 FIXTURES = Path(__file__).parent / "fixtures" / "decks"
 SMALL = """\
@@ -90,8 +90,9 @@ def pdfinfo_sizes(path: Path) -> list[tuple[float, float]]:
 def page_text(path: Path, page: int) -> str:
     """The text of one page (skips without pdftotext, fails under CI)."""
     pdftotext = needs.tool("pdftotext", "poppler-utils")
-    out = subprocess.run([pdftotext, "-f", str(page), "-l", str(page), str(path), "-"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [pdftotext, "-f", str(page), "-l", str(page), str(path), "-"], capture_output=True, text=True, check=True
+    )
     return out.stdout
 
 
@@ -133,8 +134,9 @@ def test_fragments_print_in_their_final_state(built: Path) -> None:
 
 
 @pytest.mark.browser
-def test_pdf_alone_with_notes_uses_a_temporary_html_folder(chromium: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pdf_alone_with_notes_uses_a_temporary_html_folder(
+    chromium: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "p"
     (root / "decks").mkdir(parents=True)
     (root / "decks" / "02-small.md").write_text(SMALL, encoding="utf-8")
@@ -148,8 +150,9 @@ def test_pdf_alone_with_notes_uses_a_temporary_html_folder(chromium: Path, tmp_p
     assert "Say the second point slowly." in page_text(target, 2)
 
 
-def test_missing_chromium_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_chromium_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """No browser needed: the check runs before anything is built."""
     (tmp_path / "decks").mkdir()
     (tmp_path / "decks" / "02-small.md").write_text(SMALL, encoding="utf-8")

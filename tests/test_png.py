@@ -10,8 +10,8 @@ import needs
 import pytest
 from PIL import Image
 
-from slidegen import png
-from slidegen.cli import main
+from slidegen.cli.main import main
+from slidegen.write import png
 
 DECK = """\
 ---

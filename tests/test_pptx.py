@@ -11,11 +11,11 @@ import pytest
 from pptx import Presentation
 from pptx.enum.shapes import PP_PLACEHOLDER
 
-from slidegen import deck as d
 from slidegen import theme
+from slidegen.deck import nodes as d
 from slidegen.errors import SlidegenError
-from slidegen.pptx import layout, omml, texmath, write_deck
-from slidegen.pptx.model import Equation, Picture, Table, TextBox
+from slidegen.write.pptx import layout, omml, texmath, write_deck
+from slidegen.write.pptx.model import Equation, Picture, Table, TextBox
 
 M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "sample.md"
@@ -28,8 +28,10 @@ def built(tmp_path_factory):
     deck, media = helper.every_feature_deck(tmp)
     model, warnings = layout.build(deck, {src: (320, 200) if src.startswith("fig") else (800, 200) for src in media})
     out = tmp / "out" / "01-training.pptx"
-    cited = (d.Source("ch01.init", 9, 5, 4.17, 0.01, 3, "run ch01.default 9f3c2a1e"),
-             d.Source("ch01.init", 10, 5, 4.17, 0.01, 3, "run ch01.default 9f3c2a1e"))
+    cited = (
+        d.Source("ch01.init", 9, 5, 4.17, 0.01, 3, "run ch01.default 9f3c2a1e"),
+        d.Source("ch01.init", 10, 5, 4.17, 0.01, 3, "run ch01.default 9f3c2a1e"),
+    )
     slides = tuple(replace(s, sources=cited) if s.index == 2 else s for s in deck.slides)
     written = write_deck(replace(deck, slides=slides), out, media)
     return deck, model, warnings, out, written
@@ -215,22 +217,31 @@ def test_unknown_command_and_unknown_slide_id():
     assert [w.line for w in warnings] == [4] and "nowhere" in warnings[0].message
 
 
-@pytest.mark.parametrize("tex, text", [
-    (r"\alpha_t^2", "αₜ²"), (r"\frac{1}{\sqrt{d_k}}", "1/√dₖ"), (r"\eta \cdot \nabla L", "η · ∇ L"),
-    (r"\hat{y} \le 10^{-3}", "ŷ ≤ 10⁻³"), (r"\ln 64 \approx 4.16", "ln 64 ≈ 4.16"),
-    (r"\begin{x}", r"\begin{x}"),
-])
+@pytest.mark.parametrize(
+    "tex, text",
+    [
+        (r"\alpha_t^2", "αₜ²"),
+        (r"\frac{1}{\sqrt{d_k}}", "1/√dₖ"),
+        (r"\eta \cdot \nabla L", "η · ∇ L"),
+        (r"\hat{y} \le 10^{-3}", "ŷ ≤ 10⁻³"),
+        (r"\ln 64 \approx 4.16", "ln 64 ≈ 4.16"),
+        (r"\begin{x}", r"\begin{x}"),
+    ],
+)
 def test_inline_math_reads_as_unicode(tex, text):
     assert texmath.tex_to_unicode(tex) == text
 
 
-@pytest.mark.parametrize("tex, pieces", [
-    (r"1 - p_y", [("1 − ", False, 0), ("p", True, 0), ("y", True, -25000)]),
-    (r"p = \mathrm{softmax}(z)", [("p", True, 0), (" = softmax(", False, 0), ("z", True, 0), (")", False, 0)]),
-    (r"e^{-x^2}", [("e", True, 0), ("−", False, 30000), ("x", True, 30000), ("2", False, 60000)]),
-    (r"W_{\text{out}} \Delta", [("W", True, 0), ("out", False, -25000), (" Δ", False, 0)]),
-    (r"\begin{x}", [(r"\begin{x}", False, 0)]),
-])
+@pytest.mark.parametrize(
+    "tex, pieces",
+    [
+        (r"1 - p_y", [("1 − ", False, 0), ("p", True, 0), ("y", True, -25000)]),
+        (r"p = \mathrm{softmax}(z)", [("p", True, 0), (" = softmax(", False, 0), ("z", True, 0), (")", False, 0)]),
+        (r"e^{-x^2}", [("e", True, 0), ("−", False, 30000), ("x", True, 30000), ("2", False, 60000)]),
+        (r"W_{\text{out}} \Delta", [("W", True, 0), ("out", False, -25000), (" Δ", False, 0)]),
+        (r"\begin{x}", [(r"\begin{x}", False, 0)]),
+    ],
+)
 def test_inline_math_becomes_runs_set_as_tex_sets_them(tex, pieces):
     assert [(p.text, p.italic, p.baseline) for p in texmath.tex_to_runs(tex)] == pieces
 
@@ -281,15 +292,19 @@ def test_titles_are_in_title_placeholders(prs):
 
 def test_notes_and_notes_footer(prs):
     notes = prs.slides[1].notes_slide.notes_text_frame.text
-    assert notes == ("Say hello.\n• point one\nSources of the numbers on this slide:\n"
-                     "ch01.init: run ch01.default 9f3c2a1e")
+    assert notes == (
+        "Say hello.\n• point one\nSources of the numbers on this slide:\nch01.init: run ch01.default 9f3c2a1e"
+    )
 
 
 def test_table_cells_and_header_fill(prs):
     (frame,) = [s for s in prs.slides[3].shapes if s.has_table]
     table = frame.table
     assert [[c.text for c in row.cells] for row in table.rows] == [
-        ["setting", "loss"], ["baseline", "2.30"], ["cosine", "2.06"]]
+        ["setting", "loss"],
+        ["baseline", "2.30"],
+        ["cosine", "2.06"],
+    ]
     assert str(table.cell(0, 0).fill.fore_color.rgb) == theme.TABLE_HEADER_BACKGROUND.lstrip("#").upper()
 
 
@@ -304,8 +319,7 @@ def test_code_text_has_coloured_runs(prs):
 def test_equations_are_omml_with_a_picture_fallback(prs):
     slide = prs.slides[4]
     (alternate,) = [e for e in slide.shapes._spTree if e.tag == f"{{{omml.MC}}}AlternateContent"]
-    assert alternate.xpath(".//a14:m/m:oMathPara/m:oMath", namespaces={
-        "a14": omml.A14, "m": omml.M})
+    assert alternate.xpath(".//a14:m/m:oMathPara/m:oMath", namespaces={"a14": omml.A14, "m": omml.M})
     (blip,) = alternate.xpath(".//mc:Fallback//a:blip", namespaces={"mc": omml.MC, "a": omml.A})
     r_id = blip.get("{http://schemas.openxmlformats.org/officeDocument/2006/relationships}embed")
     assert slide.part.related_part(r_id).content_type == "image/png"
@@ -323,7 +337,9 @@ def test_links_jump_to_slides_and_open_urls(prs):
     assert links["chapter 2"].hyperlink.address == "02-attention.pptx"
     click = links["jump to the code"]._r.xpath("./a:rPr/a:hlinkClick")[0]
     assert click.get("action") == "ppaction://hlinksldjump"
-    target = slide.part.related_part(click.get("{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"))
+    target = slide.part.related_part(
+        click.get("{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id")
+    )
     assert target is prs.slides[2].part
 
 
@@ -347,7 +363,8 @@ def test_bullets_are_real_bullets(prs):
 
 
 def test_fixture_deck_from_the_parser(tmp_path):
-    from slidegen import parse
+    from slidegen.read import parse
+
     deck = parse.parse_deck(FIXTURE)
     media = {"img/loss.png": FIXTURE.parent / "img" / "loss.png"}
     warnings = write_deck(deck, tmp_path / f"{deck.slug}.pptx", media)
@@ -361,7 +378,8 @@ def test_fixture_deck_from_the_parser(tmp_path):
             assert slide.notes_slide.notes_text_frame.text
     xml = "".join(s.shapes._spTree.xml for s in prs.slides)
     assert xml.count("<m:oMath>") + xml.count("<m:oMath ") == sum(
-        isinstance(b, d.MathBlock) for s in deck.slides for b in d.walk_blocks(s.blocks))
+        isinstance(b, d.MathBlock) for s in deck.slides for b in d.walk_blocks(s.blocks)
+    )
     assert 'descr="A made-up loss curve"' in xml
     assert "ppaction://hlinksldjump" in xml
 
@@ -375,10 +393,11 @@ def test_a_slide_citing_nothing_has_no_notes_footer(tmp_path):
 
 def test_a_frontmatter_title_names_the_slide_but_the_heading_is_drawn(tmp_path):
     """Slidev never draws a frontmatter ``title``: the title box shows the heading, once."""
-    from slidegen.parse import parse_text
+    from slidegen.read.parse import parse_text
 
-    deck = parse_text("---\ntitle: Deck\n---\n\n# Cover\n\n---\ntitle: Keys by title\n---\n\n# Keys\n\nBody text\n",
-                      tmp_path / "d.md")
+    deck = parse_text(
+        "---\ntitle: Deck\n---\n\n# Cover\n\n---\ntitle: Keys by title\n---\n\n# Keys\n\nBody text\n", tmp_path / "d.md"
+    )
     assert deck.slides[1].title == "Keys by title"
     model, _ = layout.build(deck, {})
     slide = model.slides[1]
@@ -390,11 +409,11 @@ def test_a_frontmatter_title_names_the_slide_but_the_heading_is_drawn(tmp_path):
 def test_small_html_pictures_leave_the_text_at_full_size(tmp_path):
     """A picture drawn at a fixed scale (an HTML region) needs only its own height, not a figure's minimum:
     three one-line regions among four lines of text leave the text at the size it has without them."""
-    from slidegen import htmlpictures
-    from slidegen.parse import parse_text
+    from slidegen.read.parse import parse_text
+    from slidegen.write import htmlpictures
 
     def sizes_of(with_regions: bool) -> tuple[list[float], list[d.Diagnostic], int]:
-        region = "\n\n<div class=\"x\">Region {}</div>" if with_regions else ""
+        region = '\n\n<div class="x">Region {}</div>' if with_regions else ""
         body = "\n\n".join(f"Line {i} of plain text" + region.format(i) for i in range(3))
         deck = parse_text(f"# Cover\n\n---\n\n# Title\n\n{body}\n\nLast line\n", tmp_path / "d.md")
         regions = [b for b in deck.slides[1].blocks if isinstance(b, d.RawHtml)]

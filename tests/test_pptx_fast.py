@@ -14,9 +14,9 @@ import pptx_sample_deck as helper
 import pytest
 from pptx import Presentation
 
-from slidegen import deck as d
-from slidegen.pptx import cache, image_sizes, layout, render, write_deck
-from slidegen.pptx.cache import MathCache
+from slidegen.deck import nodes as d
+from slidegen.write.pptx import cache, image_sizes, layout, render, write_deck
+from slidegen.write.pptx.cache import MathCache
 
 
 def test_save_writes_the_items_python_pptx_writes(tmp_path):
@@ -36,8 +36,9 @@ def test_save_writes_the_items_python_pptx_writes(tmp_path):
 
 def test_text_is_escaped_and_control_characters_kept_readable(tmp_path):
     text = 'a < b & c > "d" \x07 ok'
-    slide = d.Slide(1, 1, "default", {}, "T & <t>", "", (d.Paragraph((d.Text(text),), 2),),
-                    notes="n & <m>", title_heading=None)
+    slide = d.Slide(
+        1, 1, "default", {}, "T & <t>", "", (d.Paragraph((d.Text(text),), 2),), notes="n & <m>", title_heading=None
+    )
     out = tmp_path / "x.pptx"
     write_deck(d.Deck(Path("decks/x.md"), "x & y", {}, (slide,)), out, {})
     shown = Presentation(str(out)).slides[0]
@@ -84,7 +85,7 @@ def test_a_warm_build_imports_neither_matplotlib_nor_latex2mathml(tmp_path):
         f"spec = importlib.util.spec_from_file_location('pptx_sample_deck', {helper_path!r})\n"
         "helper = importlib.util.module_from_spec(spec); spec.loader.exec_module(helper)\n"
         "from pathlib import Path\n"
-        "from slidegen.pptx import write_deck\n"
+        "from slidegen.write.pptx import write_deck\n"
         f"tmp = Path({str(tmp_path)!r})\n"
         "deck, media = helper.every_feature_deck(tmp)\n"
         "write_deck(deck, tmp / 'warm.pptx', media, cache_dir=tmp / 'math')\n"
@@ -94,5 +95,6 @@ def test_a_warm_build_imports_neither_matplotlib_nor_latex2mathml(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.strip() == "[]", done.stderr
     cold, warm = (Presentation(str(tmp_path / f"{n}.pptx")) for n in ("cold", "warm"))
-    assert [s.shapes._spTree.xml.count("<m:oMath>") for s in cold.slides] == \
-        [s.shapes._spTree.xml.count("<m:oMath>") for s in warm.slides]
+    assert [s.shapes._spTree.xml.count("<m:oMath>") for s in cold.slides] == [
+        s.shapes._spTree.xml.count("<m:oMath>") for s in warm.slides
+    ]

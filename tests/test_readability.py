@@ -15,9 +15,9 @@ import needs
 import pytest
 import readability
 
-from slidegen.build import build
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
+from slidegen.write.pdf import CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -31,13 +31,17 @@ def built(tmp_path_factory) -> Path:
     if not DECKS:
         needs.missing("the project has no decks yet")
     out = tmp_path_factory.mktemp("build")
-    build(PROJECT, formats=("html", "pptx"), out=out)
+    build(PROJECT, options=BuildOptions(formats=("html", "pptx"), out=out))
     return out
 
 
 def _failures(rows: dict[str, list[readability.SlideSizes]]) -> list[str]:
-    return [f"{name} slide {s.number}: {'; '.join(s.problems())}"
-            for name, slides in rows.items() for s in slides if s.problems()]
+    return [
+        f"{name} slide {s.number}: {'; '.join(s.problems())}"
+        for name, slides in rows.items()
+        for s in slides
+        if s.problems()
+    ]
 
 
 def test_every_slide_reads_at_1280x720_in_chromium(built: Path) -> None:
@@ -78,4 +82,7 @@ def test_the_measure_fails_on_small_type(tmp_path: Path) -> None:
     tiny_figure = readability.SlideSizes(3, main_pt=22.0, figure_pt=12.5)
     fine = readability.SlideSizes(4, main_pt=18.0, small_pt=12.75, figure_pt=18.0, words=50)
     assert _failures({"d": [small, wordy, tiny_figure, fine]}) == [
-        "d slide 1: main text 15.0 pt (p 'x')", "d slide 2: 51 words", "d slide 3: figure labels 12.5 pt"]
+        "d slide 1: main text 15.0 pt (p 'x')",
+        "d slide 2: 51 words",
+        "d slide 3: figure labels 12.5 pt",
+    ]

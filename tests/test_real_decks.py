@@ -2,7 +2,7 @@
 in Chromium without errors, and convert in LibreOffice to one page per slide.
 
 Browser and office checks skip with a reason when their tool is missing, unless CI is set (the
-browser is the one the product prints with: :func:`slidegen.pdf.find_chromium`).
+browser is the one the product prints with: :func:`slidegen.write.pdf.find_chromium`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import needs
 import pytest
 from pptx import Presentation
 
-from slidegen.build import bind_project, build
-from slidegen.deck import Deck
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.deck.nodes import Deck
+from slidegen.pipeline.bound import bind_project
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
+from slidegen.write.pdf import CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = Project(ROOT)
@@ -34,7 +35,7 @@ def built(tmp_path_factory) -> Path:
     if not DECKS:
         needs.missing("the project has no decks yet")
     out = tmp_path_factory.mktemp("build")
-    report = build(PROJECT, formats=("html", "pptx"), out=out)
+    report = build(PROJECT, options=BuildOptions(formats=("html", "pptx"), out=out))
     assert not report.diagnostics, [str(d) for d in report.diagnostics]  # no error, and no warning either
     return out
 
@@ -53,6 +54,7 @@ def test_every_deck_has_notes_on_every_slide(built: Path) -> None:
                 assert "Sources of the numbers on this slide:" in notes, f"{path.name} slide {slide.index}"
 
 
+@pytest.mark.slow
 def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> None:
     chromium = needs.chromium()
     from playwright.sync_api import sync_playwright
@@ -63,8 +65,12 @@ def test_decks_open_offline_without_errors_and_every_slide_fits(built: Path) -> 
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("request", lambda r: None if r.url.split(":", 1)[0] in ("file", "data", "blob")
-                else problems.append(f"request: {r.url}"))
+        page.on(
+            "request",
+            lambda r: (
+                None if r.url.split(":", 1)[0] in ("file", "data", "blob") else problems.append(f"request: {r.url}")
+            ),
+        )
         for path in DECKS:
             page.goto((built / "html" / f"{path.stem}.html").as_uri())
             page.wait_for_function("window.Reveal && Reveal.isReady()")
@@ -86,9 +92,19 @@ def test_powerpoint_converts_to_one_page_per_slide(built: Path, tmp_path: Path) 
     for path in DECKS:
         pptx = built / "pptx" / f"{path.stem}.pptx"
         subprocess.run(
-            [soffice, f"-env:UserInstallation=file://{tmp_path / 'profile'}", "--headless", "--convert-to", "pdf",
-             "--outdir", str(tmp_path), str(pptx)],
-            check=True, capture_output=True, timeout=180,
+            [
+                soffice,
+                f"-env:UserInstallation=file://{tmp_path / 'profile'}",
+                "--headless",
+                "--convert-to",
+                "pdf",
+                "--outdir",
+                str(tmp_path),
+                str(pptx),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=180,
         )
         info = subprocess.run([pdfinfo, str(tmp_path / f"{path.stem}.pdf")], check=True, capture_output=True, text=True)
         pages = int(next(line.split()[-1] for line in info.stdout.splitlines() if line.startswith("Pages:")))

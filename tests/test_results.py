@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from slidegen.errors import SlidegenError
-from slidegen.results import PREAMBLE, Result, Results
+from slidegen.record.results import PREAMBLE, Result, Results
 
 HEADER = "| key | value | digits | sd | n | unit | what | source |\n|---|---|---|---|---|---|---|---|\n"
 
@@ -69,8 +69,16 @@ def test_fresh_results_write_the_canonical_file(tmp_path: Path) -> None:
 def test_merge_reports_changed_keys_only() -> None:
     results = Results.parse(SAMPLE)
     same = results["ch01.val_loss.init"]
-    moved = Result("ch01.val_loss.final", 2.31, 0.01, 3, "nats", "validation loss after 2,000 steps",
-                   "run ch01.default 0123abcd", 4)
+    moved = Result(
+        "ch01.val_loss.final",
+        2.31,
+        0.01,
+        3,
+        "nats",
+        "validation loss after 2,000 steps",
+        "run ch01.default 0123abcd",
+        4,
+    )
     new = Result("ch01.a.first", 1.0, None, None, "", "a new key", "run ch01.other abcdef12", 3)
     assert results.merge([same, moved, new]) == ["ch01.val_loss.final", "ch01.a.first"]
     assert list(results)[:3] == ["ch01.a.first", "ch01.val_loss.final", "ch01.val_loss.init"]
@@ -105,12 +113,22 @@ FIRST_ROW = PREAMBLE.count("\n") + 5  # line of the first row below "## ch01", b
         (ROW.replace(" | 3 | ", " | 3.5 | "), 42, "n '3.5' of 'ch01.val_loss.final' must be a whole number >= 1"),
         (ROW.replace(" | 4 | ", " |  | "), 31, "digits '' of 'ch01.val_loss.final' must be a whole number >= 1"),
         (ROW.replace("| nats ", ""), 1, "row has 7 cells, expected 8 (key, value, digits, sd, n, unit, what, source)"),
-        (ROW.replace("ch01.val_loss.final", "val_loss"), 3,
-         "bad result key 'val_loss': expected CHAPTER.name, e.g. 'ch01.val_loss'"),
-        (ROW.replace("ch01.val_loss.final", "ch02.val_loss"), 3,
-         "result key 'ch02.val_loss' is in section 'ch01': keys start with their chapter"),
-        (ROW.replace("run ch01.default 9f3c2a1e", "ch01.default"), 60,
-         "source 'ch01.default' of 'ch01.val_loss.final' must be 'run EXPERIMENT FINGERPRINT' or 'cited: PUBLICATION'"),
+        (
+            ROW.replace("ch01.val_loss.final", "val_loss"),
+            3,
+            "bad result key 'val_loss': expected CHAPTER.name, e.g. 'ch01.val_loss'",
+        ),
+        (
+            ROW.replace("ch01.val_loss.final", "ch02.val_loss"),
+            3,
+            "result key 'ch02.val_loss' is in section 'ch01': keys start with their chapter",
+        ),
+        (
+            ROW.replace("run ch01.default 9f3c2a1e", "ch01.default"),
+            60,
+            "source 'ch01.default' of 'ch01.val_loss.final' must be 'run EXPERIMENT FINGERPRINT' "
+            "or 'cited: PUBLICATION'",
+        ),
         (ROW.rstrip("|\n") + "\n", 85, "table row must start and end with '|'"),
     ],
 )
@@ -127,12 +145,24 @@ def test_malformed_row_is_an_error_at_its_line_and_column(tmp_path: Path, row: s
     ("text", "line", "col", "message"),
     [
         ("## ch01\n\n" + HEADER + ROW + ROW, 6, 3, "duplicate result key 'ch01.val_loss.final' (first at line 5)"),
-        ("## ch01\n\n| key | value | sd | n | unit | what | source |\n", 3, 1,
-         "expected the table header '| key | value | digits | sd | n | unit | what | source |'"),
-        ("## ch01\n\n" + HEADER.split("\n")[0] + "\n" + ROW, 4, 1,
-         "expected the table separator row '|---|...' after the header"),
-        ("## ch01\n\n" + HEADER + ROW + "some words\n", 6, 1,
-         "unexpected text in section 'ch01': results sections hold only a table"),
+        (
+            "## ch01\n\n| key | value | sd | n | unit | what | source |\n",
+            3,
+            1,
+            "expected the table header '| key | value | digits | sd | n | unit | what | source |'",
+        ),
+        (
+            "## ch01\n\n" + HEADER.split("\n")[0] + "\n" + ROW,
+            4,
+            1,
+            "expected the table separator row '|---|...' after the header",
+        ),
+        (
+            "## ch01\n\n" + HEADER + ROW + "some words\n",
+            6,
+            1,
+            "unexpected text in section 'ch01': results sections hold only a table",
+        ),
         ("## ch01\n\n" + HEADER + ROW + "\n" + HEADER, 7, 1, "a second table in section 'ch01': one table per chapter"),
         ("## ch01\n\n" + HEADER + ROW + "\n## ch01\n", 7, 1, "duplicate section 'ch01'"),
         ("## ch 01 x\n", 1, 1, "malformed section heading: expected '## CHAPTER' or '## CHAPTER — Title'"),
@@ -142,8 +172,6 @@ def test_malformed_file_is_an_error_at_its_line(text: str, line: int, col: int, 
     with pytest.raises(SlidegenError) as e:
         Results.parse(text, "results/results.md")
     assert str(e.value.diagnostic) == f"results/results.md:{line}:{col}: error: {message}"
-
-
 
 
 def test_results_merge_into_results_and_crlf_files_read() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from test_check import DATA, LOOP, ROWS, RUN, project
 
-from slidegen.cli import main
+from slidegen.cli.main import main
 from slidegen.errors import UsageError
-from slidegen.results import Result, Results
-from slidegen.results_diff import results_diff
+from slidegen.record.results import Result, Results
+from slidegen.run.results_diff import results_diff
 
 
 def git(root: Path, *args: str) -> None:
@@ -24,11 +24,13 @@ def test_results_diff_against_a_revision(tmp_path: Path) -> None:
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results")
     results = Results.read(root / "results" / "results.md")
-    results.merge([
-        Result("ch01.val_loss.final", 2.31, 0.002, 3, "nats", "validation loss", "run ch01.default 77777777", 4),
-        Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "initial loss", "run ch01.default 77777777", 4),
-        Result("ch01.new", 1.0, None, None, "", "new", RUN, 2),
-    ])
+    results.merge(
+        [
+            Result("ch01.val_loss.final", 2.31, 0.002, 3, "nats", "validation loss", "run ch01.default 77777777", 4),
+            Result("ch01.val_loss.init", 4.16719, 0.0004, 3, "nats", "initial loss", "run ch01.default 77777777", 4),
+            Result("ch01.new", 1.0, None, None, "", "new", RUN, 2),
+        ]
+    )
     results.remove(["ch01.unused"])
     results.write(root / "results" / "results.md")
     changes = results_diff(root, "HEAD")

@@ -23,13 +23,14 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen.cmd_run import add_citations, add_run_parser, cmd_run, print_report
-from slidegen.discover import current_fingerprints, discover
+from slidegen.cli.run import add_run_parser, cmd_run, print_report
 from slidegen.errors import UsageError
 from slidegen.project import Project
-from slidegen.results import Result, Results
-from slidegen.runner import Store, run_experiments, select
-from slidegen.runstore import RunRecord, compact
+from slidegen.record.discover import current_fingerprints, discover
+from slidegen.record.results import Result, Results
+from slidegen.record.runstore import RunRecord, compact
+from slidegen.run.moved import add_citations
+from slidegen.run.runner import Store, run_experiments, select
 
 
 def _load_helper(name: str):  # tests run with --import-mode=importlib: helpers load by path
@@ -118,7 +119,7 @@ def test_fingerprints_follow_imports_config_and_seeds(project: Project) -> None:
     edit(project, "model/helper.py", "0.01 *", "0.02 *")  # noisy_curve: reached by ch99.alpha alone
     second = current_fingerprints(project)
     assert [i for i in IDS if second[i] != first[i]] == ["ch99.alpha"]
-    edit(project, MODULE, 'seeds=(0, 1, 2)', 'seeds=(0, 1, 2, 3)')
+    edit(project, MODULE, "seeds=(0, 1, 2)", "seeds=(0, 1, 2, 3)")
     third = current_fingerprints(project)
     assert third["ch99.alpha"] != second["ch99.alpha"] and third["ch99.beta"] == second["ch99.beta"]
     info = discover(project)["ch99.alpha"]
@@ -237,9 +238,7 @@ def test_end_of_run_table_names_keys_and_citing_slides(project: Project) -> None
 
 def test_a_failing_experiment_is_reported_and_the_others_still_run(project: Project) -> None:
     with (project.root / MODULE).open("a") as f:
-        f.write(
-            '\n\n@experiment("ch99.bad")\ndef bad(ctx):\n    """Fails."""\n    raise RuntimeError("boom")\n'
-        )
+        f.write('\n\n@experiment("ch99.bad")\ndef bad(ctx):\n    """Fails."""\n    raise RuntimeError("boom")\n')
     report = run_experiments(project, jobs=2)
     assert sorted(report.ran) == IDS
     assert list(report.failed) == ["ch99.bad"]
@@ -265,8 +264,13 @@ def test_list_and_selection(
 
 def test_run_json_is_compact_and_diff_friendly() -> None:
     record = RunRecord(
-        id="ch99.x", fingerprint="0123abcd", seeds=[0, 1], config={"lr": 0.002, "steps": 10}, duration=1.234,
-        versions={"numpy": "2", "torch": "2"}, measurements={"ch99.x.v": {"value": 1 / 3, "digits": 4}},
+        id="ch99.x",
+        fingerprint="0123abcd",
+        seeds=[0, 1],
+        config={"lr": 0.002, "steps": 10},
+        duration=1.234,
+        versions={"numpy": "2", "torch": "2"},
+        measurements={"ch99.x.v": {"value": 1 / 3, "digits": 4}},
         series={"b": [1 / 3, 2.0, float("nan")], "a": [[1, 2], [3, 4]]},
     )
     text = record.dumps()
@@ -344,6 +348,6 @@ def test_a_rerun_that_moves_more_than_a_millionth_is_reported(project: Project) 
     ],
 )
 def test_same_number(old: tuple[float, float | None], new: tuple[float, float | None], same: bool) -> None:
-    from slidegen.runner import same_number
+    from slidegen.run.runner import same_number
 
     assert same_number(Result("ch99.x", old[0], old[1]), new[0], new[1]) is same

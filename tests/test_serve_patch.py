@@ -13,7 +13,7 @@ import needs
 import pytest
 from sse import Events
 
-from slidegen.build import build
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.serve import Preview
 from slidegen.serve.patch import Patch, slide_patch, split_page
@@ -84,7 +84,7 @@ def preview(project: Project) -> Iterator[Preview]:
 
 def page_of(project: Project, text: str, tmp: Path) -> str:
     (project.decks_dir / "01-patched.md").write_text(text, encoding="utf-8")
-    build(project, [project.decks_dir / "01-patched.md"], ("html",), tmp, force=True)
+    build(project, [project.decks_dir / "01-patched.md"], BuildOptions(formats=("html",), out=tmp, force=True))
     return (tmp / "html" / "01-patched.html").read_text(encoding="utf-8")
 
 
@@ -102,14 +102,19 @@ def test_a_text_edit_patches_that_slide_only(project: Project, tmp_path: Path) -
     assert slide_patch(after, after) == Patch(3, ())
 
 
-@pytest.mark.parametrize("edit", [
-    pytest.param(lambda d: d + "\n---\n\n# Added\n", id="a slide added"),
-    pytest.param(lambda d: d.replace("\n---\n\n# Third slide\n\nLast.\n", "\n"), id="a slide removed"),
-    pytest.param(lambda d: d.replace("title: Patched deck", "title: Renamed deck"), id="the headmatter"),
-    pytest.param(lambda d: d.replace("---\n\n# Second slide", "---\nlayout: center\n---\n\n# Second slide"),
-                 id="a slide's layout"),
-    pytest.param(lambda d: d + "\n<style>\nh1 { color: red; }\n</style>\n", id="a style block"),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda d: d + "\n---\n\n# Added\n", id="a slide added"),
+        pytest.param(lambda d: d.replace("\n---\n\n# Third slide\n\nLast.\n", "\n"), id="a slide removed"),
+        pytest.param(lambda d: d.replace("title: Patched deck", "title: Renamed deck"), id="the headmatter"),
+        pytest.param(
+            lambda d: d.replace("---\n\n# Second slide", "---\nlayout: center\n---\n\n# Second slide"),
+            id="a slide's layout",
+        ),
+        pytest.param(lambda d: d + "\n<style>\nh1 { color: red; }\n</style>\n", id="a style block"),
+    ],
+)
 def test_anything_but_slide_contents_reloads(project: Project, tmp_path: Path, edit: object) -> None:
     assert callable(edit)
     before, after = page_of(project, DECK, tmp_path / "a"), page_of(project, edit(DECK), tmp_path / "b")
@@ -132,8 +137,9 @@ def test_pages_that_are_not_deck_pages_reload() -> None:
 # --------------------------------------------------------------------------- what serve sends
 
 
-def test_a_save_sends_the_new_slide_and_writes_a_full_builds_bytes(preview: Preview, project: Project,
-                                                                   tmp_path: Path) -> None:
+def test_a_save_sends_the_new_slide_and_writes_a_full_builds_bytes(
+    preview: Preview, project: Project, tmp_path: Path
+) -> None:
     events = Events(preview.port)
     try:
         (project.decks_dir / "01-patched.md").write_text(EDITED, encoding="utf-8")
@@ -144,7 +150,7 @@ def test_a_save_sends_the_new_slide_and_writes_a_full_builds_bytes(preview: Prev
         reload = got[-1][1]
         assert reload["patched"] == ["01-patched.html"] and "01-patched.html" in reload["pages"]
         served = (preview.html_dir / "01-patched.html").read_bytes()
-        build(project, None, ("html",), tmp_path / "full", force=True)
+        build(project, None, BuildOptions(formats=("html",), out=tmp_path / "full", force=True))
         assert served == (tmp_path / "full" / "html" / "01-patched.html").read_bytes()
         assert patches[0]["slides"][0][1].encode() in served
         assert preview.last is not None and preview.last.build > 0
@@ -172,8 +178,9 @@ def test_a_part_file_save_seen_by_events_rebuilds_only_its_importers(preview: Pr
         (project.decks_dir / "parts" / "part.md").write_text(PART.replace("Part text", "Part edited"), "utf-8")
         got = events.until_reload()
         assert got[-1][1]["pages"] == ["02-importer.html", "index.html"]
-        assert [(data["page"], [i for i, _ in data["slides"]]) for name, data in got if name == "patch"] == \
-            [("02-importer.html", [1])]
+        assert [(data["page"], [i for i, _ in data["slides"]]) for name, data in got if name == "patch"] == [
+            ("02-importer.html", [1])
+        ]
         assert "Part edited" in (html / "02-importer.html").read_text(encoding="utf-8")
         assert {name: (html / name).stat().st_mtime_ns for name in stamps} == stamps
     finally:
@@ -187,10 +194,12 @@ def test_the_decks_a_file_touches_come_from_the_manifest(preview: Preview, proje
     assert preview.decks_touched([project.root / "results" / "results.md"]) is None  # any deck may cite a row
     assert preview.decks_touched([decks / "parts" / "unused.md"]) is None  # the manifest decides
     assert preview.decks_touched([project.root / "model" / "snippet.py"]) is None  # figure code too
-    assert preview.decks_touched([decks / "parts" / "part.md", decks / "03-plain.md"]) == \
-        sorted([(decks / "02-importer.md").resolve(), decks / "03-plain.md"])
-    assert preview.decks_touched([decks / "parts" / "part.md", decks / "02-importer.md"]) == \
-        [(decks / "02-importer.md").resolve()]  # once, however it is named
+    assert preview.decks_touched([decks / "parts" / "part.md", decks / "03-plain.md"]) == sorted(
+        [(decks / "02-importer.md").resolve(), decks / "03-plain.md"]
+    )
+    assert preview.decks_touched([decks / "parts" / "part.md", decks / "02-importer.md"]) == [
+        (decks / "02-importer.md").resolve()
+    ]  # once, however it is named
 
 
 # --------------------------------------------------------------------------- in Chromium
@@ -223,8 +232,10 @@ def test_the_open_page_and_the_speaker_view_are_patched_in_place(preview: Previe
         assert page.evaluate("Reveal.getIndices()") == {"h": 1, "v": 0, "f": 1}
         text = page.evaluate("Reveal.getCurrentSlide().innerText")
         assert "Edited text" in text and "Original" not in text
-        assert page.evaluate("Array.from(Reveal.getCurrentSlide().querySelectorAll('.fragment'))"
-                             ".map(f => f.classList.contains('visible'))") == [True, True, False]
+        assert page.evaluate(
+            "Array.from(Reveal.getCurrentSlide().querySelectorAll('.fragment'))"
+            ".map(f => f.classList.contains('visible'))"
+        ) == [True, True, False]
         assert page.evaluate("Reveal.getCurrentSlide().querySelectorAll('.slide-body .katex').length") == 1
         # the speaker view: its notes, and its current and next previews (frames of the same page)
         notes.wait_for_function(f"{_NOTES}.innerHTML.includes('New notes')", timeout=8000)
@@ -299,8 +310,9 @@ DOUBLE = """customElements.define("x-double", class extends HTMLElement {
 
 
 @pytest.mark.browser
-def test_diagrams_components_and_code_steps_run_again_on_the_patched_slide_only(preview: Preview,
-                                                                               project: Project) -> None:
+def test_diagrams_components_and_code_steps_run_again_on_the_patched_slide_only(
+    preview: Preview, project: Project
+) -> None:
     (project.root / "components").mkdir()
     (project.root / "components" / "x-double.js").write_text(DOUBLE, encoding="utf-8")
     deck = project.decks_dir / "04-rich.md"
@@ -312,8 +324,10 @@ def test_diagrams_components_and_code_steps_run_again_on_the_patched_slide_only(
         problems: list[str] = []
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(preview.url + "04-rich.html#/1")
-        page.wait_for_function("window.Reveal && Reveal.isReady() && window.__slidegenLive === true"
-                               " && document.querySelector('.mermaid-diagram.drawn svg')")
+        page.wait_for_function(
+            "window.Reveal && Reveal.isReady() && window.__slidegenLive === true"
+            " && document.querySelector('.mermaid-diagram.drawn svg')"
+        )
         page.evaluate("Reveal.configure({transition: 'none'}); Reveal.next()")  # code step 2: line 3 lit
         assert page.evaluate("Reveal.getIndices().f") == 0
         page.evaluate("document.querySelector('.reveal .slides > section .katex').__kept = true")
@@ -326,8 +340,9 @@ def test_diagrams_components_and_code_steps_run_again_on_the_patched_slide_only(
         assert "Text after." in page.evaluate(f"{slide}.innerText")
         assert page.evaluate(f"{slide}.querySelectorAll('.mermaid-diagram.drawn svg').length") == 1
         assert page.evaluate(f"{slide}.querySelector('x-double').textContent") == "twice: 10"
-        assert page.evaluate(f"Array.from({slide}.querySelectorAll('.code .line.hl'))"
-                             ".map(l => l.getAttribute('data-line'))") == ["3"]
+        assert page.evaluate(
+            f"Array.from({slide}.querySelectorAll('.code .line.hl')).map(l => l.getAttribute('data-line'))"
+        ) == ["3"]
         assert page.evaluate("Reveal.getIndices()") == {"h": 1, "v": 0, "f": 0}
         assert page.evaluate("document.querySelector('.reveal .slides > section .katex').__kept") is True
         assert not problems
@@ -351,15 +366,19 @@ def test_a_components_script_or_a_save_that_changes_no_slide_reloads(preview: Pr
         events.close()
 
 
-def test_a_results_row_or_a_snippet_saved_rebuilds_exactly_the_decks_using_it(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_results_row_or_a_snippet_saved_rebuilds_exactly_the_decks_using_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Seen through file-system events (polling once an hour); the manifest knows who cites and who shows what."""
-    from slidegen.results import Result, Results
+    from slidegen.record.results import Result, Results
 
     def results(value: float) -> None:
-        Results([Result("ch01.loss", value, digits=3, what="a loss", source="run ch01.default 0123456789ab"),
-                 Result("ch01.acc", 0.5, digits=2, what="an accuracy", source="run ch01.default 0123456789ab")]
-                ).write(tmp_path / "results" / "results.md")
+        Results(
+            [
+                Result("ch01.loss", value, digits=3, what="a loss", source="run ch01.default 0123456789ab"),
+                Result("ch01.acc", 0.5, digits=2, what="an accuracy", source="run ch01.default 0123456789ab"),
+            ]
+        ).write(tmp_path / "results" / "results.md")
 
     (tmp_path / "decks").mkdir()
     (tmp_path / "results").mkdir()
@@ -390,7 +409,7 @@ def test_a_results_row_or_a_snippet_saved_rebuilds_exactly_the_decks_using_it(tm
 
 def test_a_save_parses_only_the_saved_deck(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """The other decks' state (their index entries, what they depend on) is the manifest's: not parsed again."""
-    from slidegen import parse
+    from slidegen.read import parse
 
     parsed: list[str] = []
     real = parse.parse_text

@@ -11,9 +11,9 @@ from pathlib import Path
 import needs
 import pytest
 
-from slidegen import clicks
-from slidegen.build import build
-from slidegen.check import check_project
+from slidegen.check.project import check_project
+from slidegen.deck import clicks
+from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 
 DECK = """\
@@ -89,7 +89,7 @@ def test_an_html_block_is_revealed_whole_only_by_a_click_on_its_wrapping_element
 
 def test_builtins_leave_nothing_in_the_page_and_no_picture_in_powerpoint(project: Project) -> None:
     needs.chromium()  # the HTML blocks PowerPoint shows are drawn through it
-    report = build(project, formats=("html", "pptx"))
+    report = build(project, options=BuildOptions(formats=("html", "pptx")))
     assert not report.failed, report.diagnostics
     page = (project.root / "build" / "html" / "01-b.html").read_text(encoding="utf-8")
     for tag in ("<Toc", "<Tweet", "<Youtube", "<Arrow"):  # <Toc /> is a list of the slides (test_toc.py)
@@ -106,14 +106,17 @@ def test_builtins_leave_nothing_in_the_page_and_no_picture_in_powerpoint(project
 
 
 def test_a_block_of_one_line_reveals_is_one_part_per_element_each_with_its_click() -> None:
-    from slidegen import deck as d
+    from slidegen.deck import nodes as d
 
     html = '<div v-click>a</div>\n<div v-click="3">b</div>\n<p>c</p>\n<img v-after src="x.png">'
     timings = (d.Timing(1), d.Timing(3), d.Timing(3))
     found = clicks.parts(d.RawHtml(html, line=10, clicks=timings))
     assert [(p.html, p.line, p.clicks) for p in found] == [
-        ("<div v-click>a</div>", 10, (d.Timing(1),)), ('<div v-click="3">b</div>', 11, (d.Timing(3),)),
-        ("<p>c</p>", 12, ()), ('<img v-after src="x.png">', 13, (d.Timing(3),))]
+        ("<div v-click>a</div>", 10, (d.Timing(1),)),
+        ('<div v-click="3">b</div>', 11, (d.Timing(3),)),
+        ("<p>c</p>", 12, ()),
+        ('<img v-after src="x.png">', 13, (d.Timing(3),)),
+    ]
     inner = d.RawHtml("<div><span v-click>a</span></div>\n<div v-click>b</div>", clicks=timings[:2])
     assert clicks.parts(inner) == (inner,)  # a click inside an element: the block stays whole (check warns)
     text = d.RawHtml("<div v-click>a</div> and text", clicks=timings[:1])

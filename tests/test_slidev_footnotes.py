@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen import deck as d
-from slidegen import html, markdown_out
-from slidegen.parse import parse_deck
-from slidegen.pptx import write_deck
+from slidegen.deck import nodes as d
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
+from slidegen.write import markdown as markdown_out
+from slidegen.write.pptx import write_deck
 
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "slidev_footnotes.md"
 
@@ -28,9 +29,10 @@ def test_footnotes_are_numbered_per_slide_and_kept_out_of_the_body(deck: d.Deck)
     first = deck.slides[0]
     refs = [n for b in first.blocks for n in d.walk_inlines(d.block_inlines(b)) if isinstance(n, d.FootnoteRef)]
     assert refs == [d.FootnoteRef(1, "1"), d.FootnoteRef(2, "src")]
-    assert [(n.number, n.label, d.plain_text(n.blocks[0].children), n.line)  # type: ignore[union-attr]
-            for n in first.footnotes] == [
-        (1, "1", "The first source.", 9), (2, "src", "Another source, numbered second.", 10)]
+    assert [
+        (n.number, n.label, d.plain_text(n.blocks[0].children), n.line)  # type: ignore[union-attr]
+        for n in first.footnotes
+    ] == [(1, "1", "The first source.", 9), (2, "src", "Another source, numbered second.", 10)]
     assert len(first.blocks) == 2  # heading and paragraph: the definitions are not body text
     cols = deck.slides[1]
     assert [n.number for n in cols.footnotes] == [1]  # numbering starts again on each slide
@@ -40,10 +42,14 @@ def test_footnotes_are_numbered_per_slide_and_kept_out_of_the_body(deck: d.Deck)
 
 def test_html_shows_footnotes_at_the_bottom_of_their_slide(deck: d.Deck):
     page = html.render_deck(deck, {})
-    assert ('A claim<sup class="footnote-ref" data-footnote="1">1</sup> and a second one'
-            '<sup class="footnote-ref" data-footnote="2">2</sup>.') in page
-    assert ('<div class="slide-footnotes">\n<ol class="footnotes">\n<li value="1">The first <em>source</em>.</li>\n'
-            '<li value="2">Another source, numbered second.</li>\n</ol>\n</div>') in page
+    assert (
+        'A claim<sup class="footnote-ref" data-footnote="1">1</sup> and a second one'
+        '<sup class="footnote-ref" data-footnote="2">2</sup>.'
+    ) in page
+    assert (
+        '<div class="slide-footnotes">\n<ol class="footnotes">\n<li value="1">The first <em>source</em>.</li>\n'
+        '<li value="2">Another source, numbered second.</li>\n</ol>\n</div>'
+    ) in page
     assert page.count('class="slide-footnotes"') == 2
     assert "[^" not in page
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from pptx import Presentation
 
-from slidegen import html
-from slidegen.check import check_project
-from slidegen.cli import main
-from slidegen.frontmatter import is_hidden, key_warnings, visible
-from slidegen.parse import parse_deck
+from slidegen.check.project import check_project
+from slidegen.cli.main import main
+from slidegen.read.frontmatter import is_hidden, key_warnings, visible
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
 
 FIXTURE = Path(__file__).parent / "fixtures" / "decks" / "slidev_frontmatter.md"
 
@@ -25,7 +25,10 @@ def test_hidden_slides_are_parsed_then_left_out_and_the_rest_renumbered():
     assert [is_hidden(s) for s in deck.slides] == [False, False, True, True, False]
     shown = visible(deck)
     assert [(s.index, s.title) for s in shown.slides] == [
-        (1, "Slidev frontmatter"), (2, "Shown second"), (3, "Shown third")]
+        (1, "Slidev frontmatter"),
+        (2, "Shown second"),
+        (3, "Shown third"),
+    ]
     assert visible(shown) is shown
 
 
@@ -58,7 +61,8 @@ def test_hidden_slides_are_in_no_output(project: Path):
     assert '<section id="plain" class="layout-default text-center"' in page  # class: on the slide
     # a build binds every slide, hidden ones too: their errors stop it as check reports them
     (project / "decks" / "01-fm.md").write_text(
-        FIXTURE.read_text(encoding="utf-8").replace("{{ ch01.missing.key }}", "text"), encoding="utf-8")
+        FIXTURE.read_text(encoding="utf-8").replace("{{ ch01.missing.key }}", "text"), encoding="utf-8"
+    )
     assert main(["build", "--to", "html,pptx"]) == 0
     built = (project / "build" / "html" / "01-fm.html").read_text(encoding="utf-8")
     assert "Hidden" not in built and "3 / 3" in built

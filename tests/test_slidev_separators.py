@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from slidegen.parse import parse_text
+from slidegen.read.parse import parse_text
 
 
 def parse(text: str):
@@ -29,7 +29,11 @@ def test_a_separator_may_carry_trailing_text_or_a_comment():
         # D
         """)
     assert [(s.title, s.line, s.frontmatter) for s in deck.slides] == [
-        ("A", 1, {}), ("B", 4, {}), ("C", 8, {}), ("D", 12, {})]
+        ("A", 1, {}),
+        ("B", 4, {}),
+        ("C", 8, {}),
+        ("D", 12, {}),
+    ]
     assert "part two" not in deck.slides[0].content + deck.slides[1].content
 
 
@@ -50,7 +54,11 @@ def test_a_separator_with_trailing_text_opens_frontmatter_as_three_dashes_do():
         # C
         """)
     assert [(s.title, s.layout) for s in deck.slides] == [
-        ("A", "cover"), ("B", "center"), ("", "default"), ("C", "default")]
+        ("A", "cover"),
+        ("B", "center"),
+        ("", "default"),
+        ("C", "default"),
+    ]
     assert deck.slides[2].content == "layout: not frontmatter"
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from slidegen import deck as d
-from slidegen import html
-from slidegen.cli import main
+from slidegen.cli.main import main
+from slidegen.deck import nodes as d
 from slidegen.errors import SlidegenError
-from slidegen.parse import parse_deck
+from slidegen.read.parse import parse_deck
+from slidegen.write import html
 
 CODE = '''"""A module."""
 
@@ -81,13 +81,19 @@ def test_the_html_shows_the_imported_code(project: Path):
     assert "y" in page and "<<<" not in page and "&lt;&lt;&lt;" not in page
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("<<< @/model/nope.py", "snippet file '@/model/nope.py' not found"),
-    ("<<< @/model/net.py#forwrd", "region 'forwrd' not found in '@/model/net.py'; did you mean 'forward'?"),
-    ("<<< @/model/net.py#zzz", "region 'zzz' not found in '@/model/net.py'; its regions are forward, inner, method"),
-    ("<<< @/../outside.py", "outside the project"),
-    ("<<< @/model/net.py#forward {9}", "bad highlight range '{9}'"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("<<< @/model/nope.py", "snippet file '@/model/nope.py' not found"),
+        ("<<< @/model/net.py#forwrd", "region 'forwrd' not found in '@/model/net.py'; did you mean 'forward'?"),
+        (
+            "<<< @/model/net.py#zzz",
+            "region 'zzz' not found in '@/model/net.py'; its regions are forward, inner, method",
+        ),
+        ("<<< @/../outside.py", "outside the project"),
+        ("<<< @/model/net.py#forward {9}", "bad highlight range '{9}'"),
+    ],
+)
 def test_a_bad_snippet_is_an_error_at_its_line(project: Path, body: str, message: str):
     (project.parent / "outside.py").write_text("x = 1\n", encoding="utf-8")
     with pytest.raises(SlidegenError) as caught:
@@ -116,11 +122,13 @@ def test_inside_a_fence_the_line_is_code(project: Path):
 
 def test_a_line_range_of_a_region_splits_long_code_over_slides(tmp_path) -> None:
     """``#name:3-4``: lines 3 to 4 of the region, dedented; a range past its end is a clear error."""
-    from slidegen.snippets import SnippetError, load_snippet
+    from slidegen.read.snippets import SnippetError, load_snippet
 
     (tmp_path / "decks").mkdir()
-    (tmp_path / "code.py").write_text("def f():\n    # #region body\n    a = 1\n    if a:\n        b = 2\n"
-                                      "        c = 3\n    # #endregion body\n", encoding="utf-8")
+    (tmp_path / "code.py").write_text(
+        "def f():\n    # #region body\n    a = 1\n    if a:\n        b = 2\n        c = 3\n    # #endregion body\n",
+        encoding="utf-8",
+    )
     deck = tmp_path / "decks" / "01-x.md"
     deck.write_text("# x\n", encoding="utf-8")
     assert load_snippet("@/code.py", "body:2-4", deck, 1, 1).code == "if a:\n    b = 2\n    c = 3"

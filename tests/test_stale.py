@@ -20,12 +20,12 @@ import fake_project
 import numpy as np
 import pytest
 
-from slidegen.check import check_project
-from slidegen.discover import current_fingerprints, discover, environment, library_versions, same_config
+from slidegen.check.project import check_project
 from slidegen.project import Project
-from slidegen.results import Result, Results
-from slidegen.runner import Store, is_current, run_experiments
-from slidegen.runstore import RunRecord, run_path
+from slidegen.record.discover import current_fingerprints, discover, environment, library_versions, same_config
+from slidegen.record.results import Result, Results
+from slidegen.record.runstore import RunRecord, run_path
+from slidegen.run.runner import Store, is_current, run_experiments
 
 REPO = fake_project.REPO
 IDS = ["ch99.alpha", "ch99.beta", "ch99.slow"]
@@ -51,8 +51,13 @@ def project(ran: Project, tmp_path: Path) -> Project:
 
 
 def check(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "slidegen", "check", *args], cwd=project.root,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "slidegen", "check", *args],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -96,7 +101,9 @@ def test_another_numpy_is_one_warning_per_experiment_and_an_error_with_strict_en
     assert re.fullmatch(
         r"results/results\.md:\d+:1: warning: ch99\.alpha ran under Python \S+ / NumPy 1\.26\.4 / torch \S+; "
         rf"this environment has Python \S+ / NumPy {re.escape(numpy)} / torch \S+; rerun to confirm "
-        r"\(`slidegen run ch99\.alpha --force`; 1 key\(s\)\)", alpha)
+        r"\(`slidegen run ch99\.alpha --force`; 1 key\(s\)\)",
+        alpha,
+    )
     assert "stale" not in done.stdout + done.stderr
     strict = check(project, "--strict-env")
     assert strict.returncode == 1
@@ -180,15 +187,21 @@ def test_a_setting_that_changes_is_another_config_and_another_fingerprint(tmp_pa
 
 
 FINGERPRINTS = (
-    "import json, sys; from pathlib import Path; from slidegen.discover import current_fingerprints; "
+    "import json, sys; from pathlib import Path; from slidegen.record.discover import current_fingerprints; "
     "from slidegen.project import Project; "
     "print(json.dumps(current_fingerprints(Project(Path(sys.argv[1])))))"
 )
 
 
 def _fingerprints_of(root: Path, cwd: Path, **env: str) -> dict[str, str]:
-    done = subprocess.run([sys.executable, "-c", FINGERPRINTS, str(root)], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **env})
+    done = subprocess.run(
+        [sys.executable, "-c", FINGERPRINTS, str(root)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
@@ -217,8 +230,12 @@ def test_the_results_on_main_are_current_under_this_format(tmp_path: Path) -> No
     measured = [row for row in results.values() if row.experiment]
     assert measured
     out = check_project(root, fingerprints=dict(infos), environment=environment())
-    problems = [str(d) for d in out if d.path == "results/results.md" and
-                ("stale" in d.message or "no longer exists" in d.message or d.severity == "error")]
+    problems = [
+        str(d)
+        for d in out
+        if d.path == "results/results.md"
+        and ("stale" in d.message or "no longer exists" in d.message or d.severity == "error")
+    ]
     assert problems == []
     for row in measured:
         assert row.fingerprint == infos[row.experiment or ""].fingerprint

@@ -15,13 +15,15 @@ import fake_project
 import pytest
 
 from slidegen.project import Project
-from slidegen.runner import run_experiments
+from slidegen.run.runner import run_experiments
 from slidegen.serve import Preview
 
 MODULE = "model/experiments/ch99_fake.py"
 #: The fake deck cites ch99.beta.total on its line 17, at column 13.
-WARNING = ("decks/99-fake.md:17:13: warning: stale result 'ch99.beta.total': ch99.beta changed since it ran; "
-           "run `slidegen run ch99.beta`")
+WARNING = (
+    "decks/99-fake.md:17:13: warning: stale result 'ch99.beta.total': ch99.beta changed since it ran; "
+    "run `slidegen run ch99.beta`"
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +42,13 @@ def project(ran: Project, tmp_path: Path) -> Project:
 
 
 def build(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "slidegen", "build", "--to", "html", *args], cwd=project.root,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "slidegen", "build", "--to", "html", *args],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def edit_beta(project: Project) -> None:
@@ -92,8 +99,10 @@ def test_rerunning_the_experiment_clears_the_warning(project: Project) -> None:
 
 def served_page(project: Project) -> str:
     """The fake deck's page as ``serve`` sends it."""
-    with Preview(project, port=0, log=open(os.devnull, "w")) as running, \
-            urllib.request.urlopen(running.url + "99-fake.html", timeout=30) as response:
+    with (
+        Preview(project, port=0, log=open(os.devnull, "w")) as running,
+        urllib.request.urlopen(running.url + "99-fake.html", timeout=30) as response,
+    ):
         return str(response.read().decode("utf-8"))
 
 
@@ -101,8 +110,8 @@ def test_serve_shows_the_stale_result_in_the_pages_banner(project: Project, monk
     monkeypatch.chdir(project.root)
     edit_beta(project)
     page = served_page(project)
-    banner = page[page.index('<div id="slidegen-banner"'):]
-    banner = banner[:banner.index("</div>")]
+    banner = page[page.index('<div id="slidegen-banner"') :]
+    banner = banner[: banner.index("</div>")]
     assert "stale result &#x27;ch99.beta.total&#x27;: ch99.beta changed since it ran" in banner
     assert "decks/99-fake.md:17:13" in banner and "`slidegen run ch99.beta`" in banner
     assert page.index("slidegen-banner") < page.rindex("</body>")

@@ -1,4 +1,4 @@
-"""Fingerprints by what an experiment reaches (format 4, :mod:`slidegen.reach`), on copies of this
+"""Fingerprints by what an experiment reaches (format 4, :mod:`slidegen.record.reach`), on copies of this
 project's model/: a helper moved to another module changes no fingerprint; an edit changes exactly
 the fingerprints of the experiments that reach what was edited; an edit of a function nothing
 reaches changes none; and staleness is told without importing anything (no torch, no model/),
@@ -16,8 +16,8 @@ from pathlib import Path
 import fake_project
 import pytest
 
-from slidegen.discover import current_fingerprints, fingerprints
 from slidegen.project import Project
+from slidegen.record.discover import current_fingerprints, fingerprints
 
 REPO = fake_project.REPO
 COMMON = "model/experiments/common.py"
@@ -51,8 +51,11 @@ def move(root: Path, source: str, name: str, dest: str, imports: str = "") -> No
     replace(root / source, text, "")
     target = root / dest
     lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
-    first = next(n for n in ast.parse("".join(lines)).body if isinstance(n, (ast.Import, ast.ImportFrom))
-                 and getattr(n, "module", None) != "__future__")
+    first = next(
+        n
+        for n in ast.parse("".join(lines)).body
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and getattr(n, "module", None) != "__future__"
+    )
     lines.insert(first.lineno - 1, imports)
     target.write_text("".join(lines) + "\n\n" + text, encoding="utf-8")
 
@@ -61,20 +64,33 @@ def test_moving_helpers_between_modules_leaves_every_fingerprint_unchanged(root:
     before = current_fingerprints(Project(root))
     # a helper imported by name: common.first_step_below into model/data.py, its one caller re-pointed
     move(root, COMMON, "first_step_below", "model/data.py", "import math\n")
-    replace(root / "model/experiments/ch01_training_loop.py",
-            "from model.experiments.common import exact, first_step_below, measured, progress",
-            "from model.data import first_step_below\nfrom model.experiments.common import exact, measured, progress")
+    replace(
+        root / "model/experiments/ch01_training_loop.py",
+        "from model.experiments.common import exact, first_step_below, measured, progress",
+        "from model.data import first_step_below\nfrom model.experiments.common import exact, measured, progress",
+    )
     # a chapter's own helper into the shared module
     move(root, "model/experiments/ch05_lr.py", "steps_to", COMMON, "from collections.abc import Sequence\n")
-    replace(root / "model/experiments/ch05_lr.py", "from model.experiments.common import ",
-            "from model.experiments.common import steps_to, ")
+    replace(
+        root / "model/experiments/ch05_lr.py",
+        "from model.experiments.common import ",
+        "from model.experiments.common import steps_to, ",
+    )
     # a helper called as module.name (vl.fastest): into model/optim.py, the caller now optim.fastest
-    move(root, "model/valley.py", "fastest", "model/optim.py",
-          "import math\n\nimport numpy as np\n\nfrom model.valley import Settings, Stepper, Valley, loss\n")
+    move(
+        root,
+        "model/valley.py",
+        "fastest",
+        "model/optim.py",
+        "import math\n\nimport numpy as np\n\nfrom model.valley import Settings, Stepper, Valley, loss\n",
+    )
     ch04 = root / "model/experiments/ch04_optimisers.py"
-    ch04.write_text(ch04.read_text(encoding="utf-8").replace("vl.fastest(", "optim.fastest(")
-                    .replace("from model import valley as vl", "from model import optim, valley as vl"),
-                    encoding="utf-8")
+    ch04.write_text(
+        ch04.read_text(encoding="utf-8")
+        .replace("vl.fastest(", "optim.fastest(")
+        .replace("from model import valley as vl", "from model import optim, valley as vl"),
+        encoding="utf-8",
+    )
     assert "def first_step_below" not in (root / COMMON).read_text(encoding="utf-8")
     assert "def fastest" in (root / "model/optim.py").read_text(encoding="utf-8")
     compile_all(root)
@@ -87,8 +103,9 @@ def compile_all(root: Path) -> None:
         ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
-@pytest.mark.parametrize(("module", "name"), [("model/train.py", "lr_at"), ("model/valley.py", "fastest"),
-                                              ("model/data.py", "ngram_loss")])
+@pytest.mark.parametrize(
+    ("module", "name"), [("model/train.py", "lr_at"), ("model/valley.py", "fastest"), ("model/data.py", "ngram_loss")]
+)
 def test_editing_a_reached_definition_changes_exactly_the_experiments_that_reach_it(
     root: Path, module: str, name: str
 ) -> None:
@@ -126,8 +143,8 @@ class Refuse(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Refuse())
 from slidegen.project import Project
-from slidegen.results import Results
-from slidegen.stale import fingerprints_or_problem, stale_keys
+from slidegen.record.results import Results
+from slidegen.record.stale import fingerprints_or_problem, stale_keys
 
 project = Project(Path(sys.argv[1]))
 found, problem = fingerprints_or_problem(project)

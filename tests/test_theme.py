@@ -11,8 +11,9 @@ from pptx import Presentation
 from pygments.styles import get_style_by_name
 from pygments.token import Whitespace
 
-from slidegen import assets, theme
-from slidegen.cli import main
+from slidegen import theme
+from slidegen.cli.main import main
+from slidegen.media import assets
 
 AA = 4.5
 
@@ -72,8 +73,8 @@ def test_code_style_token_colours_pass_aa(background: str) -> None:
 def test_both_writers_colour_code_with_the_theme_style() -> None:
     from pygments.token import Keyword, String
 
-    from slidegen.deck import CodeBlock
-    from slidegen.pptx.content import code_item
+    from slidegen.deck.nodes import CodeBlock
+    from slidegen.write.pptx.content import code_item
 
     style = get_style_by_name(theme.CODE_STYLE)
     colours = {"#" + style.style_for_token(t)["color"].lower() for t in (Keyword, String)}

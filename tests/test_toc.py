@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slidegen import deck as d
-from slidegen.html import render_deck
-from slidegen.parse import parse_text
+from slidegen.deck import nodes as d
+from slidegen.read.parse import parse_text
+from slidegen.write.html import render_deck
 
 SECTIONS = """\
 ---
@@ -65,8 +65,9 @@ def toc_items(deck: d.Deck, slide: int) -> list[tuple[str, str | None, int]]:
             para = item.blocks[0]
             assert isinstance(para, d.Paragraph)
             link = para.children[0] if isinstance(para.children[0], d.Link) else None
-            out.append((d.plain_text(para.children if link is None else link.children),
-                        link.url if link else None, depth))
+            out.append(
+                (d.plain_text(para.children if link is None else link.children), link.url if link else None, depth)
+            )
             for inner in item.blocks[1:]:
                 assert isinstance(inner, d.BulletList)
                 walk(inner.items, depth + 1)
@@ -82,8 +83,9 @@ def test_toc_lists_the_section_slides_with_their_links_and_levels(tmp_path: Path
 
 
 def test_without_sections_toc_lists_every_titled_slide_between_cover_and_end(tmp_path: Path) -> None:
-    text = ("---\ntitle: T\n---\n\n# T\n\n---\n\n<Toc/>\n\n---\n\n# One\n\n---\n\n# Two\n\n"
-            "---\nlayout: end\n---\n\n# Bye\n")
+    text = (
+        "---\ntitle: T\n---\n\n# T\n\n---\n\n<Toc/>\n\n---\n\n# One\n\n---\n\n# Two\n\n---\nlayout: end\n---\n\n# Bye\n"
+    )
     deck = parse_text(text, tmp_path / "01-t.md")
     assert [t for t, _, _ in toc_items(deck, 2)] == ["One", "Two"]
 

@@ -28,8 +28,11 @@ KEEPALIVE_SECONDS = 15.0
 
 #: The script added before ``</body>`` of every HTML page the server sends (``templates/live.js``): it
 #: listens on :data:`EVENTS_PATH`, patches slides in place on a ``patch`` event and reloads on ``reload``.
-LIVE_SCRIPT = "<script>\n" + (Path(__file__).resolve().parents[1] / "templates" / "live.js").read_text(
-    encoding="utf-8") + "</script>\n"
+LIVE_SCRIPT = (
+    "<script>\n"
+    + (Path(__file__).resolve().parents[1] / "templates" / "live.js").read_text(encoding="utf-8")
+    + "</script>\n"
+)
 
 
 #: The banner a page's warnings stand in while it is previewed (stale results it cites): fixed at the top.
@@ -87,7 +90,7 @@ def host_allowed(header: str | None, bound: str) -> bool:
         return False
     name = header.strip().lower()
     if name.startswith("["):
-        name = name[1:name.find("]")] if "]" in name else ""
+        name = name[1 : name.find("]")] if "]" in name else ""
     elif name.count(":") == 1:
         name = name.split(":", 1)[0]
     if not name:
@@ -104,8 +107,14 @@ def host_allowed(header: str | None, bound: str) -> bool:
 class Handler(SimpleHTTPRequestHandler):
     """One request: a file of the build folder, an HTML page with the live script, or the event stream."""
 
-    def __init__(self, *args: Any, hub: EventHub, host: str = "127.0.0.1",
-                 warnings: Mapping[str, Sequence[str]] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        hub: EventHub,
+        host: str = "127.0.0.1",
+        warnings: Mapping[str, Sequence[str]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.hub = hub  # before the base class handles the request
         self.host = host
         self.warnings = warnings if warnings is not None else {}
@@ -224,14 +233,20 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], hub: EventHub, directory: Path,
-                 warnings: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        hub: EventHub,
+        directory: Path,
+        warnings: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         """``warnings``: page name -> the lines of its banner (read at each request)."""
         host = address[0].strip("[]")
         if ":" in host:
             self.address_family = socket.AF_INET6
-        super().__init__((host, address[1]), partial(Handler, hub=hub, host=host, directory=str(directory),
-                                                     warnings=warnings))
+        super().__init__(
+            (host, address[1]), partial(Handler, hub=hub, host=host, directory=str(directory), warnings=warnings)
+        )
 
     @property
     def bound(self) -> tuple[str, int]:
@@ -243,4 +258,3 @@ class Server(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):
             return  # the browser closed the connection (reloaded, navigated away): nothing wrong
         super().handle_error(request, client_address)
-

@@ -57,7 +57,7 @@ def split_page(text: str) -> Page | None:
         closing = bool(match[1])
         if not closing:
             if depth == 0:
-                if text[at:match.start()].strip():
+                if text[at : match.start()].strip():
                     return None  # something between two slides: not a page this module knows
                 opened = (match.start(), match.end())
             depth += 1
@@ -66,7 +66,7 @@ def split_page(text: str) -> Page | None:
         if depth < 0:
             return None
         if depth == 0:
-            slides.append(Slide(text[opened[0]:opened[1]], text[opened[1]:match.start()]))
+            slides.append(Slide(text[opened[0] : opened[1]], text[opened[1] : match.start()]))
             at = match.end()
     if depth != 0 or not slides:
         return None
@@ -85,8 +85,9 @@ def slide_patch(old: str, new: str) -> Patch | None:
         return None
     if any(b.tag != a.tag for b, a in zip(before.slides, after.slides, strict=True)):
         return None
-    changed = tuple((i, a.inner) for i, (b, a) in enumerate(zip(before.slides, after.slides, strict=True))
-                    if b.inner != a.inner)
+    changed = tuple(
+        (i, a.inner) for i, (b, a) in enumerate(zip(before.slides, after.slides, strict=True)) if b.inner != a.inner
+    )
     if any(_SCRIPT.search(inner) for _, inner in changed):
         return None  # a script the author wrote on a slide runs when the page loads, not when HTML is inserted
     return Patch(len(after.slides), changed)

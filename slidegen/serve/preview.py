@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from slidegen import manifest
 from slidegen.atomic import atomic_write
 from slidegen.errors import Diagnostic, SlidegenError, UsageError, display_path
+from slidegen.pipeline import manifest
 from slidegen.project import Project
 from slidegen.serve.address import DEFAULT_HOST, DEFAULT_PORT, browser_url, check_host, is_loopback
 from slidegen.serve.errorpage import error_page
@@ -198,8 +198,14 @@ class Preview:
         figures are drawn from and snippets import (the packages ``[tool.slidegen]`` names)."""
         root = self.project.root
         code = [root / package for package in self.project.layout.figure_packages]
-        return [self.project.decks_dir, root / "results", root / "references.bib", root / "styles",
-                root / "components", *code]
+        return [
+            self.project.decks_dir,
+            root / "results",
+            root / "references.bib",
+            root / "styles",
+            root / "components",
+            *code,
+        ]
 
     def decks_touched(self, changed: Iterable[Path]) -> list[Path] | None:
         """The decks a change touches, or ``None`` for every deck (the build's manifest then decides).
@@ -224,8 +230,11 @@ class Preview:
             if path.suffix == ".md" and place != results:
                 users = [key for key, record in records.items() if str(place) in record.deps.files]
             elif place.parent == components and path.suffix in (".js", ".css"):
-                users = [key for key, record in records.items() if path.stem in record.deps.components
-                         or str(place) in record.deps.files]
+                users = [
+                    key
+                    for key, record in records.items()
+                    if path.stem in record.deps.components or str(place) in record.deps.files
+                ]
             if not users:
                 return None
             for key in users:
@@ -248,7 +257,9 @@ class Preview:
         scripts = any(path.resolve().is_relative_to(components) for path in files)
         return self.rebuild(self.decks_touched(files), _since_saved(files), patch=not scripts)
 
-    def rebuild(self, decks: list[Path] | None, seen: float | None = None, patch: bool = True) -> list[str]:
+    def rebuild(  # noqa: C901 (the rebuild and the reload/patch decision share one lock; split when next touched)
+        self, decks: list[Path] | None, seen: float | None = None, patch: bool = True
+    ) -> list[str]:
         """Rebuild ``decks`` (``None``: all) and the index, then tell the open pages: a ``patch`` event
         for each page of which only some slides changed (:mod:`.patch`), then a ``reload`` event naming
         every page rebuilt and which of them were patched (those do not reload).
@@ -259,8 +270,9 @@ class Preview:
         changed: the page's bytes may not). Returns the names of the pages rebuilt (``01-x.html``,
         ``index.html``).
         """
-        from slidegen import html
-        from slidegen.build import build, project_index
+        from slidegen.pipeline.bound import project_index
+        from slidegen.pipeline.build import BuildOptions, build
+        from slidegen.write import html
 
         with self._lock:
             start = time.perf_counter()
@@ -276,7 +288,8 @@ class Preview:
             try:
                 if present:
                     # figures are drawn into the temporary folder too: serve leaves build/ alone
-                    report = build(self.project, present, ("html",), self.out, figures_dir=self.out / "figures")
+                    options = BuildOptions(formats=("html",), out=self.out, figures_dir=self.out / "figures")
+                    report = build(self.project, present, options)
                     for path in present:
                         shown = _stale_of(path, report.diagnostics)
                         if self.warnings.get(f"{path.stem}.html", []) != shown:
@@ -288,10 +301,14 @@ class Preview:
                     for path in present:
                         page = (self.html_dir / f"{path.stem}.html").resolve()
                         if page not in written:
-                            named = [d for d in report.diagnostics if d.severity == "error"
-                                     and Path(d.path).resolve() == path.resolve()]
-                            failures[path] = ([str(d) for d in named] or report.internal
-                                              or _problems_of(path, report.diagnostics))
+                            named = [
+                                d
+                                for d in report.diagnostics
+                                if d.severity == "error" and Path(d.path).resolve() == path.resolve()
+                            ]
+                            failures[path] = (
+                                [str(d) for d in named] or report.internal or _problems_of(path, report.diagnostics)
+                            )
                     for message in report.internal:
                         print(message, file=self.log)
                     for diagnostic in report.diagnostics:
@@ -304,8 +321,9 @@ class Preview:
                 failures = {path: [str(error.diagnostic)] for path in present}
             except Exception as error:  # a bug must not stop the preview: show it on the page
                 traceback.print_exc(file=self.log)
-                failures = {path: [f"internal error while building: {type(error).__name__}: {error}"]
-                            for path in present}
+                failures = {
+                    path: [f"internal error while building: {type(error).__name__}: {error}"] for path in present
+                }
             if failures:
                 manifest.forget(self.out, list(failures))  # an error page stands in: built again once fixed
             built = time.perf_counter()
@@ -371,7 +389,7 @@ def _since_saved(files: Iterable[Path]) -> float | None:
 
 def _stale_of(path: Path, diagnostics: list[Diagnostic]) -> list[str]:
     """The stale-result warnings reported for the deck at ``path``, for its page's banner."""
-    from slidegen.stale import is_stale_warning
+    from slidegen.record.stale import is_stale_warning
 
     target = path.resolve()
     return [str(d) for d in diagnostics if is_stale_warning(d) and Path(d.path).resolve() == target]
@@ -402,8 +420,11 @@ def serve(
         preview.start()
         if not is_loopback(preview.host):
             print(f"warning: serving on {preview.host}: other machines can see these decks", file=log)
-        print(f"serving {preview.url} (from {preview.html_dir}); watching decks/, results/, figures/; "
-              "Ctrl-C stops", file=log, flush=True)
+        print(
+            f"serving {preview.url} (from {preview.html_dir}); watching decks/, results/, figures/; Ctrl-C stops",
+            file=log,
+            flush=True,
+        )
         if open_browser:
             import webbrowser
 

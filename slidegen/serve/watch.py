@@ -60,8 +60,11 @@ EVENT_TIMEOUT_MS = 300
 def ignored(path: Path) -> bool:
     """Hidden and editor temp files, and anything under ``__pycache__``, ``node_modules`` or ``.git``."""
     name = path.name
-    return (name.startswith((".", "#")) or name.endswith(("~", ".swp", ".tmp"))
-            or any(part in _SKIP_DIRS or part == ".git" for part in path.parts))
+    return (
+        name.startswith((".", "#"))
+        or name.endswith(("~", ".swp", ".tmp"))
+        or any(part in _SKIP_DIRS or part == ".git" for part in path.parts)
+    )
 
 
 def events_available() -> bool:
@@ -91,8 +94,13 @@ def event_changes(roots: Iterable[Path], stop: threading.Event) -> Iterator[set[
     if not folders:
         raise RuntimeError("no folder to watch")
     batches = watchfiles.watch(
-        *folders, watch_filter=lambda change, name: not ignored(Path(name)), debounce=EVENT_DEBOUNCE_MS,
-        step=EVENT_STEP_MS, stop_event=stop, rust_timeout=EVENT_TIMEOUT_MS, yield_on_timeout=True,
+        *folders,
+        watch_filter=lambda change, name: not ignored(Path(name)),
+        debounce=EVENT_DEBOUNCE_MS,
+        step=EVENT_STEP_MS,
+        stop_event=stop,
+        rust_timeout=EVENT_TIMEOUT_MS,
+        yield_on_timeout=True,
         raise_interrupt=True,  # Ctrl-C (and SIGTERM, which the CLI turns into it) ends the preview
     )
     for batch in batches:

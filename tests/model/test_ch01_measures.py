@@ -12,8 +12,9 @@ from model.experiments.ch01_training_loop import _has_inf, _plateau
 def test_a_pause_followed_by_a_renewed_fall_is_a_plateau():
     steps = list(range(0, 401, 10))
     # falls fast to step 100, barely moves to step 250, then falls 0.3 per 100 steps
-    loss = [4 - 0.01 * s if s <= 100 else 3 - 0.0002 * (s - 100) if s <= 250 else 2.97 - 0.003 * (s - 250)
-            for s in steps]  # fmt: skip
+    loss = [
+        4 - 0.01 * s if s <= 100 else 3 - 0.0002 * (s - 100) if s <= 250 else 2.97 - 0.003 * (s - 250) for s in steps
+    ]
     start, end = _plateau(steps, loss, flat=0.06, span=50, resume=0.12, after=100)
     assert 100 <= start <= 110 and 200 <= end <= 250
 

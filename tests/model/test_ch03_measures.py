@@ -106,9 +106,13 @@ def _scaled_embeddings(model, factor):
 
 @pytest.mark.parametrize(
     "cfg, B, T",
-    [(ModelConfig(), 32, 16), (ModelConfig(), 3, 5), (ModelConfig(n_layers=2, n_heads=4), 2, 16),
-     (ModelConfig(context=40), 4, 40)],
-)  # fmt: skip
+    [
+        (ModelConfig(), 32, 16),
+        (ModelConfig(), 3, 5),
+        (ModelConfig(n_layers=2, n_heads=4), 2, 16),
+        (ModelConfig(context=40), 4, 40),
+    ],
+)
 def test_saved_tensors_equal_the_hand_count(cfg, B, T):
     torch.manual_seed(0)
     model = Decoder(cfg)

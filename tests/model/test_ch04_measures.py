@@ -60,8 +60,11 @@ def test_optimiser_state_bytes_per_parameter_are_read_from_the_optimisers():
     ctx = REGISTRY["ch04.state"].context(quick=True)
     m = state(ctx).measurements
     assert {k: m[f"ch04.state.{k}"].value for k in ("sgd", "momentum", "adam", "adamw")} == {
-        "sgd": 0.0, "momentum": 4.0, "adam": 8.0, "adamw": 8.0,
-    }  # fmt: skip
+        "sgd": 0.0,
+        "momentum": 4.0,
+        "adam": 8.0,
+        "adamw": 8.0,
+    }
     assert all(m[f"ch04.state.{k}.torch"].value == m[f"ch04.state.{k}"].value for k in ("sgd", "momentum", "adam"))
     assert m["ch04.state.params"].value == 5376
 

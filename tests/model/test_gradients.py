@@ -39,8 +39,9 @@ def test_the_mean_of_the_rows_is_the_batch_gradient():
     g = per_example_grads(model, x, y)
     model.zero_grad()
     model.loss(x, y).backward()
-    torch.testing.assert_close(g.mean(0), torch.cat([p.grad.reshape(-1) for p in model.parameters()]),
-                               rtol=1e-5, atol=1e-7)  # fmt: skip
+    torch.testing.assert_close(
+        g.mean(0), torch.cat([p.grad.reshape(-1) for p in model.parameters()]), rtol=1e-5, atol=1e-7
+    )
 
 
 def test_noise_scale_on_hand_made_gradients():

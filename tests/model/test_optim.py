@@ -42,8 +42,13 @@ def test_each_model_of_a_stack_has_its_own_settings():
         dict(betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0),
     ]
     table = torch.tensor([[1e-2, 3e-3], [5e-3, 3e-3], [1e-3, 0.0]], dtype=torch.float64)  # (steps, M)
-    opt = Optimizer("adamw", table, [s["betas"] for s in settings], [s["eps"] for s in settings],
-                    [s["weight_decay"] for s in settings])  # fmt: skip
+    opt = Optimizer(
+        "adamw",
+        table,
+        [s["betas"] for s in settings],
+        [s["eps"] for s in settings],
+        [s["weight_decay"] for s in settings],
+    )
     ps = [torch.nn.Parameter(p_ours[m].clone()) for m in range(2)]
     torch_opts = [torch.optim.AdamW([p], lr=1.0, **s) for p, s in zip(ps, settings, strict=True)]
     for step in range(3):

@@ -28,9 +28,17 @@ TINY = TrainConfig(steps=6, warmup=2, eval_every=3)
 
 
 def result(val: float, weight: float) -> TrainResult:
-    return TrainResult(model_config={}, train_config={"lr": 0.1, "seed": 0}, val_loss_init=4.0, val_loss_final=val,
-                       train_loss_final=val, steps=6, seconds=0.0, tokens_seen=0,
-                       state_dict={"w": torch.tensor([weight, 1.0])})  # fmt: skip
+    return TrainResult(
+        model_config={},
+        train_config={"lr": 0.1, "seed": 0},
+        val_loss_init=4.0,
+        val_loss_final=val,
+        train_loss_final=val,
+        steps=6,
+        seconds=0.0,
+        tokens_seen=0,
+        state_dict={"w": torch.tensor([weight, 1.0])},
+    )
 
 
 def test_max_abs_diff_is_the_largest_paired_difference():
