@@ -238,7 +238,7 @@ def activations(ctx: RunContext) -> Outcome:
     worst_term, layers_differ, seeds_differ, counted = 0.0, 0, 0, 0
     for precision in cfg.precisions:
         v = torch.finfo(DTYPES[precision]).bits // 8
-        rows, measured_bytes = [], []
+        rows, measured_bytes, shapes = [], [], []
         for h, a in cfg.widths:
             for s in cfg.seqs:
                 model_cfg = ModelConfig(d_model=h, n_heads=a, context=s, n_layers=L)
@@ -255,6 +255,7 @@ def activations(ctx: RunContext) -> Outcome:
                     worst_term = max(worst_term, max(abs(layers[0][p] - want[p]) for p in PARTS))
                     counted += 1
                     rows.append([s * b * h, a * s * s * b, s * b])
+                    shapes.append([h, a, s, b])
                     measured_bytes.append(sum(layers[0].values()))
         X, y = np.array(rows, dtype=np.float64), np.array(measured_bytes, dtype=np.float64)
         coef, *_ = np.linalg.lstsq(X, y)
@@ -272,7 +273,8 @@ def activations(ctx: RunContext) -> Outcome:
                 m[f"ch09.act.korth_over.s{s}"] = exact(theirs / decoder, "", f"sbh(34 + 5as/h) over the Decoder's "
                                                        f"bf16 layer, h = {h}, a = {a}, s = {s}", 3)  # fmt: skip
         series[f"{precision}_bytes"] = measured_bytes
-        series[f"{precision}_rows"] = rows
+        series[f"{precision}_rows"] = rows  # [sbh, as²b, sb] of each count
+        series["shapes"] = shapes  # [h, a, s, b] of each count, the same for both precisions
     m |= {
         "ch09.act.worst_term": exact(worst_term, "bytes", "largest |hooks - adapted formula| over every term, "
                                      "shape and precision"),  # fmt: skip
