@@ -26,7 +26,7 @@
     ["params", "weights", 0, "none"], ["grads", "gradients", 1, "diag"],
     ["optimiser", "optimiser states", 2, "dots"], ["activations", "activations", 3, "cross"],
   ];
-  const W = 330, H = 400, LEFT = 78, TOP = 14, BOTTOM = 16, BAR = 110;
+  const W = 230, H = 420, LEFT = 86, TOP = 14, BOTTOM = 14, BAR = 110;
 
   function el(tag, attrs, parent) {
     const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
@@ -192,7 +192,7 @@
       number("vocab", "vocabulary");
       select("mlp", "MLP", [["swiglu", "SwiGLU"], ["gelu", "GELU"]]);
       field("dropout", "dropout", el("input", { type: "checkbox", "aria-label": "dropout" }));
-      select("precision", "precision", [["mixed", "mixed 16/32"], ["fp32", "fp32"]]);
+      select("precision", "precision", [["mixed", "mixed"], ["fp32", "fp32"]]);
       select("optimiser", "optimiser", [["adam", "Adam"], ["momentum", "momentum"], ["sgd", "SGD"]]);
       select("checkpointing", "recompute", [["none", "none"], ["selective", "selective"], ["full", "full"]]);
       number("dp", "DP ranks");
@@ -233,17 +233,17 @@
       const scaleTop = Math.ceil(top / step - 1e-9) * step;
       const y = (bytes) => TOP + (H - TOP - BOTTOM) * (1 - bytes / scaleTop);
       for (let t = 0; t <= scaleTop + 1; t += step) {
-        el("svg:line", { x1: LEFT - 6, x2: W - 10, y1: y(t), y2: y(t), class: t === 0 ? "mc-axis" : "mc-grid" }, g);
-        el("svg:text", { x: LEFT - 10, y: y(t) + 7, "text-anchor": "end", class: "mc-tick" }, g).textContent = gb(t);
+        el("svg:line", { x1: LEFT - 6, x2: LEFT + BAR + 26, y1: y(t), y2: y(t), class: t === 0 ? "mc-axis" : "mc-grid" }, g);
+        el("svg:text", { x: LEFT - 10, y: y(t) + 8, "text-anchor": "end", class: "mc-tick" }, g).textContent = gb(t);
       }
       const mid = (TOP + H - BOTTOM) / 2;
-      el("svg:text", { x: 18, y: mid, "text-anchor": "middle", class: "mc-tick", transform: `rotate(-90 18 ${mid})` },
+      el("svg:text", { x: 20, y: mid, "text-anchor": "middle", class: "mc-tick", transform: `rotate(-90 20 ${mid})` },
          g).textContent = "GB per device";
       let base = 0;
       this._legend.textContent = "";
       for (const [key, label, colour, pattern] of PARTS) {
         const bytes = r[key];
-        const x = LEFT + 20;
+        const x = LEFT + 12;
         const rect = { x, width: BAR, y: y(base + bytes), height: Math.max(0, y(base) - y(base + bytes)) };
         el("svg:rect", Object.assign({ class: `mc-seg mc-${key}`, style: `fill: var(--series-${colour})` }, rect), g);
         if (pattern !== "none") el("svg:rect", Object.assign({ class: "mc-pattern", fill: `url(#${this._uid}-${pattern})` }, rect), g);
@@ -257,7 +257,7 @@
       el("span", { class: "mc-label" }, total).textContent = "total";
       el("span", { class: "mc-value" }, total).textContent = `${gb(r.total)} GB`;
       const formula = el("div", { class: "mc-row mc-formula" }, this._legend);
-      el("span", { class: "mc-label" }, formula).textContent = "activations as GELU 4h + dropout";
+      el("span", { class: "mc-label" }, formula).textContent = "activations if GELU 4h + dropout";
       el("span", { class: "mc-value" }, formula).textContent = `${gb(r.formulaActivations)} GB`;
 
       this._readout.textContent = `${(r.nParams / 1e9).toPrecision(3)}B parameters: ${gb(r.total)} GB per device`;

@@ -41,8 +41,8 @@ def states(runs):
                 color=theme.MUTED)  # fmt: skip
     ax.set_xticks(x, labels)
     ax.set_ylabel("bytes per parameter")
-    ax.set_ylim(0, 21)
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.88), fontsize=15)
+    ax.set_ylim(0, 19)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3, fontsize=15, frameon=False)
     ax.grid(axis="x", visible=False)
     return fig
 
