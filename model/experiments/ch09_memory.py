@@ -40,18 +40,19 @@ import ctypes
 import gc
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch.utils.checkpoint import checkpoint
+from torch.utils.checkpoint import checkpoint, set_checkpoint_early_stop
 from torch.utils.flop_counter import FlopCounterMode
 
 from model import memory as mm
-from model.decoder import Decoder, ModelConfig, num_params
+from model.decoder import Block, Decoder, ModelConfig, num_params
 from model.experiments.ch03_backprop import Saved, saved_tensors
-from model.experiments.common import exact, measured
+from model.experiments.common import exact
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 
 SEEDS = (0, 1, 2)
@@ -75,7 +76,7 @@ def _storage_bytes(tensors) -> int:
     return sum(seen.values())
 
 
-def _optimizer(name: str, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+def _optimizer(name: str, params: Sequence[torch.Tensor]) -> torch.optim.Optimizer:
     if name == "adam":
         return torch.optim.AdamW(params, lr=1e-3, weight_decay=0.1)
     return torch.optim.SGD(params, lr=1e-2, momentum=0.9 if name == "momentum" else 0.0)
@@ -118,7 +119,8 @@ def state_bytes(cfg: ModelConfig, precision: str, optimiser: str, seed: int) -> 
             for p, m in zip(params, masters, strict=True):
                 p.copy_(m)
                 m.grad = None
-    moments, counters = [], []
+    moments: list[torch.Tensor] = []
+    counters: list[torch.Tensor] = []
     for state in opt.state.values():
         for key, value in state.items():
             if isinstance(value, torch.Tensor):
@@ -163,8 +165,8 @@ def states(ctx: RunContext) -> Outcome:
                 k = f"ch09.states.{name}.{precision}.{opt}"
                 m[f"{k}.params"] = exact(got[0], "bytes per parameter", f"{name}, {precision}, {opt}: weights", 3)
                 m[f"{k}.grads"] = exact(got[1], "bytes per parameter", f"{name}, {precision}, {opt}: gradients", 3)
-                m[f"{k}.opt"] = exact(got[2], "bytes per parameter",
-                                      f"{name}, {precision}, {opt}: optimiser states (master copy and moments)", 3)  # fmt: skip
+                what = f"{name}, {precision}, {opt}: optimiser states (master copy and moments)"
+                m[f"{k}.opt"] = exact(got[2], "bytes per parameter", what, 3)
                 m[f"{k}.total"] = exact(sum(got), "bytes per parameter",
                                         f"{name}, {precision}, {opt}: weights, gradients and states", 3)  # fmt: skip
                 m[f"{k}.counters"] = exact(sb.counters, "bytes",
@@ -174,8 +176,8 @@ def states(ctx: RunContext) -> Outcome:
                 )
                 table.append([sb.params / n, sb.grads / n, sb.optimiser / n, sb.counters / n])
         m[f"ch09.states.{name}.params"] = exact(per_seed[0].n_params, "parameters", f"parameters of the {name} model")
-    m["ch09.states.mismatch"] = exact(mismatch, "bytes per parameter",
-                                      "largest |measured - model/memory.py| over every model, precision, optimiser")  # fmt: skip
+    what = "largest |measured - model/memory.py| over every model, precision, optimiser"
+    m["ch09.states.mismatch"] = exact(mismatch, "bytes per parameter", what)
     m["ch09.states.seeds"] = exact(len(ctx.seeds), "seeds", "seeds each count was taken on (all equal)")
     # bytes: per (model, precision, optimiser) in States' order, [weights, gradients, states, counters] a parameter
     return Outcome(measurements=m, series={"bytes": table})
@@ -263,8 +265,8 @@ def activations(ctx: RunContext) -> Outcome:
         m[f"{k}.sbh"] = exact(coef[0], "bytes per s·b·h", f"{precision}: fitted sbh coefficient per layer", 4)
         m[f"{k}.as2b"] = exact(coef[1], "bytes per a·s²·b", f"{precision}: fitted as²b coefficient per layer", 4)
         m[f"{k}.sb"] = exact(coef[2], "bytes per s·b", f"{precision}: fitted sb coefficient (norm statistics)", 4)
-        m[f"{k}.fit_resid"] = exact(float(np.abs(X @ coef - y).max() / y.max()), "",
-                                    f"{precision}: largest |fit - measured| over the grid, over the largest count", 2)  # fmt: skip
+        resid = float(np.abs(X @ coef - y).max() / y.max())
+        m[f"{k}.fit_resid"] = exact(resid, "", f"{precision}: largest |fit - measured| over the largest count", 2)
         if precision == "bf16":  # the formula as published (16-bit, dropout) over the Decoder's bf16 layer
             h, a = cfg.widths[0]
             for s in (cfg.seqs[0], cfg.seqs[-1]):
@@ -312,12 +314,16 @@ def checkpointed(model: Decoder, mode: str) -> Decoder:
     """``model`` with activation checkpointing applied from outside, in place: "full" recomputes each
     block in the backward pass, "selective" each attention's core; "none" leaves it alone. No document
     masks (the default run has none)."""
+    blocks = [b for b in model.blocks if isinstance(b, Block)]
     if mode == "full":
-        for block in model.blocks:
-            inner = block.forward
-            block.forward = lambda x, doc=None, inner=inner: checkpoint(inner, x, doc, use_reentrant=False)  # type: ignore[method-assign]
+        for block in blocks:
+
+            def recomputed(x: torch.Tensor, doc: torch.Tensor | None = None, inner=block.forward) -> torch.Tensor:
+                return checkpoint(inner, x, doc, use_reentrant=False)
+
+            block.forward = recomputed  # type: ignore[method-assign]
     elif mode == "selective":
-        for block in model.blocks:
+        for block in blocks:
             attn = block.attn
             core = _Core(attn.scale, attn.mask)
 
@@ -373,6 +379,23 @@ def formula_layer(mode: str, v: int, s: int, b: int, h: int, a: int) -> float:
     if mode == "selective":
         return sum(terms.values()) - terms["attention matrix"]
     return sum(terms.values())
+
+
+def recompute_flops(mode: str, cfg: ModelConfig, B: int) -> int:
+    """Matrix-product FLOPs the backward pass recomputes, by hand (2 m k n a product, scores counted over the
+    full T x T square as the counter does). torch's checkpoint stops recomputing as soon as it has every
+    tensor the backward pass needs, so a region's last product, whose output nothing inside saved, is not
+    run again: full recomputes q, k, v, o, the scores, the values and the MLP's first product, not its
+    second; selective recomputes the scores, not the product with v."""
+    D, T, L = cfg.d_model, cfg.context, cfg.n_layers
+    per_token = {"none": 0, "selective": 2 * T * D, "full": 4 * 2 * D * D + 2 * 2 * T * D + 2 * D * cfg.mlp_ratio * D}
+    return L * B * T * per_token[mode]
+
+
+def layers_forward_flops(cfg: ModelConfig, B: int) -> int:
+    """Matrix-product FLOPs of one forward pass through every layer (the head left out)."""
+    D, T, F_ = cfg.d_model, cfg.context, cfg.mlp_ratio * cfg.d_model
+    return cfg.n_layers * B * T * (4 * 2 * D * D + 2 * 2 * T * D + 2 * 2 * D * F_)
 
 
 @dataclass(frozen=True)
@@ -435,13 +458,16 @@ def checkpointing(ctx: RunContext) -> Outcome:
             for _ in range(cfg.memory_repeats):
                 for mode in cfg.modes:
                     held[mode].append(held_after_forward(models[(seed, mode)], *batches[seed]))
-        flops = {}
+        # FLOPs of a step, and the same with torch's early stop turned off (the ablation)
+        flops: dict[str, int] = {}
+        flops_full_recompute: dict[str, int] = {}
         for mode in cfg.modes:
             model = models[(ctx.seeds[0], mode)]
-            model.zero_grad(set_to_none=True)
-            with FlopCounterMode(display=False) as counter:
-                model.loss(*batches[ctx.seeds[0]]).backward()
-            flops[mode] = counter.get_total_flops()
+            for early, out in ((True, flops), (False, flops_full_recompute)):
+                model.zero_grad(set_to_none=True)
+                with set_checkpoint_early_stop(early), FlopCounterMode(display=False) as counter:
+                    model.loss(*batches[ctx.seeds[0]]).backward()
+                out[mode] = counter.get_total_flops()
         ctx.report_progress(0.3, "timing")
         times: dict[str, list[float]] = {mode: [] for mode in cfg.modes}
         ratios: dict[str, list[float]] = {mode: [] for mode in cfg.modes}
@@ -475,10 +501,10 @@ def checkpointing(ctx: RunContext) -> Outcome:
     for mode in cfg.modes:
         want = L * formula_layer(mode, v, s, b, h, a) + outside
         got = float(np.median(held[mode]))
-        m[f"ch09.ckpt.{mode}.held_mb"] = exact(got / 1e6, "MB", f"{mode}: bytes held after the forward pass "
-                                                "(C allocator, median)", 3)  # fmt: skip
-        m[f"ch09.ckpt.{mode}.held_spread"] = exact((max(held[mode]) - min(held[mode])) / 1e6, "MB",
-                                                   f"{mode}: range of that count over repeats and seeds", 2)  # fmt: skip
+        what = f"{mode}: bytes held after the forward pass (C allocator, median)"
+        m[f"ch09.ckpt.{mode}.held_mb"] = exact(got / 1e6, "MB", what, 3)
+        spread = (max(held[mode]) - min(held[mode])) / 1e6
+        m[f"ch09.ckpt.{mode}.held_spread"] = exact(spread, "MB", f"{mode}: range of that count over repeats, seeds", 2)
         m[f"ch09.ckpt.{mode}.formula_mb"] = exact(want / 1e6, "MB", f"{mode}: the adapted formula, all layers, "
                                                   "plus the part outside the blocks", 3)  # fmt: skip
         m[f"ch09.ckpt.{mode}.held_vs_formula"] = exact(got / want - 1, "", f"{mode}: held over formula, minus one", 2)
@@ -491,6 +517,18 @@ def checkpointing(ctx: RunContext) -> Outcome:
                                                  f"{mode}: share of the held bytes saved against none", 2)  # fmt: skip
             m[f"ch09.ckpt.{mode}.extra_flops"] = exact(flops[mode] / flops["none"] - 1, "",
                                                        f"{mode}: extra FLOPs against none", 2)  # fmt: skip
+            hand = recompute_flops(mode, mc, b)
+            m[f"ch09.ckpt.{mode}.hand_gflops"] = exact(hand / 1e9, "GFLOPs", f"{mode}: recomputed FLOPs by hand", 4)
+            m[f"ch09.ckpt.{mode}.hand_diff"] = exact(flops[mode] - flops["none"] - hand, "FLOPs",
+                                                     f"{mode}: counted extra FLOPs minus the hand count")  # fmt: skip
+            m[f"ch09.ckpt.{mode}.no_early_stop"] = exact(
+                flops_full_recompute[mode] / flops["none"] - 1, "",
+                f"{mode}: extra FLOPs against none with torch's early stop turned off", 2,
+            )
+            m[f"ch09.ckpt.{mode}.second_forward"] = exact(
+                (flops[mode] - flops["none"]) / layers_forward_flops(mc, b),
+                "", f"{mode}: extra FLOPs over a whole second forward pass of the layers", 2,
+            )
             q = np.percentile(ratios[mode], [25, 50, 75])
             m[f"ch09.ckpt.{mode}.extra_time"] = exact(q[1] - 1, "", f"{mode}: median extra time per step "
                                                       "against none (paired, same repeat)", 2)  # fmt: skip
@@ -502,7 +540,8 @@ def checkpointing(ctx: RunContext) -> Outcome:
                                                        for x in cfg.modes],
                                            "times": [times[x] for x in cfg.modes],
                                            "ratios": [ratios[x] for x in cfg.modes],
-                                           "flops": [flops[x] for x in cfg.modes]})  # fmt: skip
+                                           "flops": [flops[x] for x in cfg.modes],
+                                           "flops_no_early": [flops_full_recompute[x] for x in cfg.modes]})  # fmt: skip
 
 
 # --------------------------------------------------------------------------- the calculator's numbers
@@ -521,10 +560,10 @@ def calculator(ctx: RunContext) -> Outcome:
     for name, setup in (("built", su), ("formula", mm.as_formula(su))):
         for mode in mm.CHECKPOINTING:
             one = replace(setup, checkpointing=mode)
-            m[f"ch09.calc.{name}.{mode}.layer_gb"] = exact(mm.layer_activation_bytes(one) / mm.GB, "GB",
-                                                           f"LLaMA-7B {name}: activations per layer, {mode}", 3)  # fmt: skip
-            m[f"ch09.calc.{name}.{mode}.act_gb"] = exact(mm.training_memory(one).activations / mm.GB, "GB",
-                                                         f"LLaMA-7B {name}: activations, all layers, {mode}", 3)  # fmt: skip
+            k, what = f"ch09.calc.{name}.{mode}", f"LLaMA-7B {name}: activations"
+            layer, total = mm.layer_activation_bytes(one), mm.training_memory(one).activations
+            m[f"{k}.layer_gb"] = exact(layer / mm.GB, "GB", f"{what} per layer, {mode}", 3)
+            m[f"{k}.act_gb"] = exact(total / mm.GB, "GB", f"{what}, all layers, {mode}", 3)
         x, y = (sum(t[i] for t in mm.layer_terms(setup).values()) for i in (0, 1))
         m[f"ch09.calc.{name}.sbh"] = exact(x, "bytes per s·b·h", f"LLaMA-7B {name}: sbh coefficient", 4)
         m[f"ch09.calc.{name}.as2b"] = exact(y, "bytes per a·s²·b", f"LLaMA-7B {name}: as²b coefficient", 2)
