@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from model import memory as mm
-from slidegen.pdf import CHROMIUM_ARGS
+from slidegen.write.pdf import CHROMIUM_ARGS
 from tests import needs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,8 +101,11 @@ def test_a_wrong_answer_would_be_caught(page):
 
 @pytest.mark.browser
 def test_defaults_are_llama_7b_and_print_state_sets_the_picture(page):
-    load(page, '<memory-calculator alt="x"></memory-calculator>'
-               '<memory-calculator id="p" print-state="checkpointing=full; zero=3; dp=64"></memory-calculator>')
+    load(
+        page,
+        '<memory-calculator alt="x"></memory-calculator>'
+        '<memory-calculator id="p" print-state="checkpointing=full; zero=3; dp=64"></memory-calculator>',
+    )
     llama = mm.training_memory(mm.LLAMA_7B)
     total = float(page.get_attribute("memory-calculator", "data-total"))
     assert abs(total - llama.total) <= 1e-12 * llama.total

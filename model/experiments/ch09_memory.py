@@ -278,8 +278,9 @@ def activations(ctx: RunContext) -> Outcome:
         series[f"{precision}_rows"] = rows  # [sbh, as²b, sb] of each count
         series["shapes"] = shapes  # [h, a, s, b] of each count, the same for both precisions
     m |= {
-        "ch09.act.worst_term": exact(worst_term, "bytes", "largest |hooks - adapted formula| over every term, "
-                                     "shape and precision"),  # fmt: skip
+        "ch09.act.worst_term": exact(
+            worst_term, "bytes", "largest |hooks - adapted formula| over every term, shape and precision"
+        ),  # fmt: skip
         "ch09.act.layers_differ": exact(layers_differ, "", "layers whose count differs from the first layer's"),
         "ch09.act.seeds_differ": exact(seeds_differ, "", "counts that differ between seeds"),
         "ch09.act.layers": exact(L, "layers", "layers of each counted Decoder"),
@@ -475,7 +476,7 @@ def checkpointing(ctx: RunContext) -> Outcome:
             for mode in cfg.modes:
                 _step_time(models[(seed, mode)], *batches[seed])  # warm-up
             for r in range(cfg.repeats):
-                order = cfg.modes[r % len(cfg.modes):] + cfg.modes[: r % len(cfg.modes)]  # rotate: A B C, B C A, ...
+                order = cfg.modes[r % len(cfg.modes) :] + cfg.modes[: r % len(cfg.modes)]  # rotate: A B C, B C A, ...
                 one = {mode: _step_time(models[(seed, mode)], *batches[seed]) for mode in order}
                 for mode in cfg.modes:
                     times[mode].append(one[mode])
@@ -522,12 +523,16 @@ def checkpointing(ctx: RunContext) -> Outcome:
             m[f"ch09.ckpt.{mode}.hand_diff"] = exact(flops[mode] - flops["none"] - hand, "FLOPs",
                                                      f"{mode}: counted extra FLOPs minus the hand count")  # fmt: skip
             m[f"ch09.ckpt.{mode}.no_early_stop"] = exact(
-                flops_full_recompute[mode] / flops["none"] - 1, "",
-                f"{mode}: extra FLOPs against none with torch's early stop turned off", 2,
+                flops_full_recompute[mode] / flops["none"] - 1,
+                "",
+                f"{mode}: extra FLOPs against none with torch's early stop turned off",
+                2,
             )
             m[f"ch09.ckpt.{mode}.second_forward"] = exact(
                 (flops[mode] - flops["none"]) / layers_forward_flops(mc, b),
-                "", f"{mode}: extra FLOPs over a whole second forward pass of the layers", 2,
+                "",
+                f"{mode}: extra FLOPs over a whole second forward pass of the layers",
+                2,
             )
             q = np.percentile(ratios[mode], [25, 50, 75])
             m[f"ch09.ckpt.{mode}.extra_time"] = exact(q[1] - 1, "", f"{mode}: median extra time per step "
@@ -576,12 +581,23 @@ def calculator(ctx: RunContext) -> Outcome:
         "ch09.calc.states_gb": exact(mem.states / mm.GB, "GB", "model states, 16 bytes a parameter", 3),
         "ch09.calc.total_gb": exact(mem.total / mm.GB, "GB", "states plus one sequence's activations", 3),
         "ch09.calc.seq": exact(su.seq, "tokens", "the sequence of the preset"),
-        "ch09.calc.full_total_gb": exact(mm.training_memory(replace(su, checkpointing="full")).total / mm.GB, "GB",
-                                         "the same with full recomputation", 3),  # fmt: skip
-        "ch09.calc.zero3_64_gb": exact(mm.training_memory(replace(su, data_parallel=64, zero=3)).states / mm.GB, "GB",
-                                       "model states per device under ZeRO-3 over 64 ranks", 3),  # fmt: skip
+        "ch09.calc.full_total_gb": exact(
+            mm.training_memory(replace(su, checkpointing="full")).total / mm.GB,
+            "GB",
+            "the same with full recomputation",
+            3,
+        ),  # fmt: skip
+        "ch09.calc.zero3_64_gb": exact(
+            mm.training_memory(replace(su, data_parallel=64, zero=3)).states / mm.GB,
+            "GB",
+            "model states per device under ZeRO-3 over 64 ranks",
+            3,
+        ),  # fmt: skip
         "ch09.calc.zero_ranks": exact(64, "ranks", "data-parallel ranks of that example"),
-        "ch09.calc.b_for_states": exact(math.floor(mem.states / mem.activations), "sequences",
-                                        "sequences whose activations fit in the model states' bytes"),  # fmt: skip
+        "ch09.calc.b_for_states": exact(
+            math.floor(mem.states / mem.activations),
+            "sequences",
+            "sequences whose activations fit in the model states' bytes",
+        ),  # fmt: skip
     }
     return Outcome(measurements=m)
