@@ -660,6 +660,22 @@ def test_table():
     )
 
 
+def test_reference_with_a_filter_in_a_table_header_keeps_the_table():
+    got = blocks("""\
+        | one {{ ch09.seq | int }}-token | b |
+        |---|---|
+        | {{ ch01.x | pm }} | 2 |
+        """)
+    assert got == (
+        Table(
+            header=((Text("one "), Ref("ch09.seq", ("int",), 1, 7), Text("-token")), (Text("b"),)),
+            rows=(((Ref("ch01.x", ("pm",), 3, 3),), (Text("2"),)),),
+            aligns=("", ""),
+            line=1,
+        ),
+    )
+
+
 def test_figures_and_inline_images():
     got = blocks("""\
         ![Loss *curve*](fig:ch01.loss "Validation loss")

@@ -508,6 +508,10 @@ def _frontmatter_refs(
     return out
 
 
+#: A GFM table's delimiter row: ``|---|:--:|`` (pipes at the ends optional).
+_DELIMITER_ROW = re.compile(r"^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+
+
 def _tokens(text: str) -> list[Token]:
     """Parse with markdown-it.
 
@@ -515,10 +519,18 @@ def _tokens(text: str) -> list[Token]:
     a table row holds such a reference, its pipes are escaped and the text parsed again.
     """
     md = markdown()
-    tokens = md.parse(text)
-    if "{{" not in text or not any(t.type == "table_open" for t in tokens):
-        return tokens
+    if "{{" not in text:
+        return md.parse(text)
     rows = text.split("\n")
+    # a header row whose reference splits it into more cells than its delimiter row is no
+    # table at all to GFM, so header rows are escaped before the first parse
+    for k in range(len(rows) - 1):
+        if "{{" in rows[k] and "|" in rows[k + 1] and _DELIMITER_ROW.match(rows[k + 1]):
+            rows[k] = escape_ref_pipes(rows[k])
+    text = "\n".join(rows)
+    tokens = md.parse(text)
+    if not any(t.type == "table_open" for t in tokens):
+        return tokens
     for token in tokens:
         if token.type == "table_open" and token.map:
             for k in range(*token.map):
