@@ -198,6 +198,13 @@ def pipeline(ctx: RunContext) -> Outcome:
         meas[f"ch11.pipe.{name}.excess.m8"] = exact(
             float(np.median(idle[:, -1])) - pl.gpipe_bubble(2, 8), "",
             f"median idle share over both stages at m = 8 minus 1/9 ({name})", 2)  # fmt: skip
+    quart = {n: np.percentile(series[f"{n}_idle"], (25, 75), axis=2) for n in SCHEDULES}  # (2, stage, m)
+    overlap = (quart["gpipe"][0] <= quart["1f1b"][1]) & (quart["1f1b"][0] <= quart["gpipe"][1])
+    meas["ch11.pipe.schedules_overlap"] = exact(int(overlap.sum()), "of 8",
+                                                "stage/m cells where GPipe's and 1F1B's idle quartiles overlap")  # fmt: skip
+    falls = [bool(np.percentile(series[f"{n}_idle"][r, -1], 75) < np.percentile(series[f"{n}_idle"][r, 0], 25))
+             for n in SCHEDULES for r in (0, 1)]  # fmt: skip
+    meas["ch11.pipe.falls"] = exact(sum(falls), "of 4", "stage/schedule pairs whose m = 8 quartiles lie below m = 1's")
     for m in MICRO:
         meas[f"ch11.pipe.formula.m{m}"] = exact(pl.gpipe_bubble(2, m), "", f"(p-1)/(m+p-1) at p = 2, m = {m}", 3)
     meas["ch11.pipe.repeats"] = exact(cfg.repeats, "steps", "timed steps per setting")
@@ -345,6 +352,8 @@ def systems_model(ctx: RunContext) -> Outcome:
             if hi != lo:
                 meas[f"{k}.ratio_hi"] = exact(hi, "", "the same at the lower reported utilisation", 2)
             ratios += [lo, hi] if hi != lo else [lo]
+        if run.chip_hours is not None:
+            meas[f"{k}.published_hours"] = exact(run.chip_hours, "chip-hours", f"published chip-hours, {run.name}", 3)
         if p.implied_mfu is not None:
             meas[f"{k}.implied_mfu"] = exact(
                 p.implied_mfu, "", f"utilisation its published hours imply (D), {run.name}", 2

@@ -112,10 +112,12 @@ class TPBlock(nn.Module):
         y = (att @ v).transpose(1, 2).reshape(B, T, H * Dh)  # (B, T, D/t): this process's heads
         return F.linear(y, self.w_o)  # (B, T, D): a partial sum over heads
 
+    # #region tp-block
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + _G.apply(self.attn(_F.apply(self.ln_1(x))))
         h = F.gelu(F.linear(_F.apply(self.ln_2(x)), self.w_in))  # (B, T, 4D/t)
         return x + _G.apply(F.linear(h, self.w_out))
+    # #endregion tp-block
 
 
 class TPDecoder(nn.Module):
