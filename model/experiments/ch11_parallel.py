@@ -200,8 +200,8 @@ def pipeline(ctx: RunContext) -> Outcome:
             f"median idle share over both stages at m = 8 minus 1/9 ({name})", 2)  # fmt: skip
     quart = {n: np.percentile(series[f"{n}_idle"], (25, 75), axis=2) for n in SCHEDULES}  # (2, stage, m)
     overlap = (quart["gpipe"][0] <= quart["1f1b"][1]) & (quart["1f1b"][0] <= quart["gpipe"][1])
-    meas["ch11.pipe.schedules_overlap"] = exact(int(overlap.sum()), "of 8",
-                                                "stage/m cells where GPipe's and 1F1B's idle quartiles overlap")  # fmt: skip
+    what = "stage/m cells where GPipe's and 1F1B's idle quartiles overlap"
+    meas["ch11.pipe.schedules_overlap"] = exact(int(overlap.sum()), "of 8", what)
     falls = [bool(np.percentile(series[f"{n}_idle"][r, -1], 75) < np.percentile(series[f"{n}_idle"][r, 0], 25))
              for n in SCHEDULES for r in (0, 1)]  # fmt: skip
     meas["ch11.pipe.falls"] = exact(sum(falls), "of 4", "stage/schedule pairs whose m = 8 quartiles lie below m = 1's")
