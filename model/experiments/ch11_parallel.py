@@ -28,7 +28,7 @@ from model.experiments.common import exact
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.parallel import comm, launch
 from model.parallel.ring import run_ring
-from model.parallel.stages import PipeJob, run_stage
+from model.parallel.stages import PipeJob, run_stages
 from model.parallel.tensor import run_tp
 
 SEEDS = (0, 1, 2)
@@ -123,7 +123,10 @@ class Pipeline:
     n_seeds: int = 3  # of SEEDS, for the gradient comparison (quick: one)
 
 
-@experiment("ch11.pipeline", config=Pipeline(), seeds=SEEDS, quick={"repeats": 2, "warmup": 0, "n_seeds": 1})
+PIPELINE_QUICK = {"repeats": 2, "warmup": 0, "n_seeds": 1, "timed.d_model": 32, "timed.context": 16, "micro_size": 4}
+
+
+@experiment("ch11.pipeline", config=Pipeline(), seeds=SEEDS, quick=PIPELINE_QUICK)
 def pipeline(ctx: RunContext) -> Outcome:
     """The Decoder cut into 2 stages in 2 processes, GPipe and 1F1B: gradients, activations held, idle time."""
     cfg: Pipeline = ctx.config
@@ -141,9 +144,11 @@ def pipeline(ctx: RunContext) -> Outcome:
         loss_value = float(loss.detach())
         grads = {name: p.grad.numpy() for name, p in ref.named_parameters() if p.grad is not None}
         scale = max(float(np.abs(g).max()) for g in grads.values())
+        ctx.report_progress(n / (2 * len(seeds)), f"gradients, seed {seed}")
+        jobs = tuple(PipeJob(cfg.model, seed, name, MICRO, 1, 0, idx, tgt) for name in SCHEDULES)
+        both = launch.run(run_stages, 2, jobs)
         for s, name in enumerate(SCHEDULES):
-            ctx.report_progress((n * 2 + s) / (4 * len(seeds)), f"gradients, seed {seed}, {name}")
-            res = launch.run(run_stage, 2, PipeJob(cfg.model, seed, name, MICRO, 1, 0, idx, tgt))
+            res = [both[0][s], both[1][s]]
             for m in MICRO:
                 got = {**res[0]["grads"][m], **res[1]["grads"][m]}
                 if sorted(got) != sorted(grads):
@@ -169,10 +174,14 @@ def pipeline(ctx: RunContext) -> Outcome:
     # timing: a wider, deeper Decoder so each op takes milliseconds, not microseconds
     timed_idx, timed_tgt = sample_batch(corpus.train, max(MICRO) * cfg.micro_size, cfg.timed.context,
                                         torch.Generator().manual_seed(ctx.seeds[0]))  # fmt: skip
+    ctx.report_progress(0.5, "timing")
+    jobs = tuple(
+        PipeJob(cfg.timed, ctx.seeds[0], name, MICRO, cfg.repeats, cfg.warmup, timed_idx, timed_tgt, cfg.micro_size)
+        for name in SCHEDULES
+    )
+    both = launch.run(run_stages, 2, jobs)
     for s, name in enumerate(SCHEDULES):
-        ctx.report_progress(0.5 + 0.25 * s, f"timing {name}")
-        res = launch.run(run_stage, 2, PipeJob(cfg.timed, ctx.seeds[0], name, MICRO, cfg.repeats, cfg.warmup,
-                                              timed_idx, timed_tgt, cfg.micro_size))  # fmt: skip
+        res = [both[0][s], both[1][s]]
         idle = np.array([[[1 - rec.busy / rec.total for rec in res[r]["records"][m]] for m in MICRO] for r in (0, 1)])
         wait = np.array([[[rec.wait / rec.total for rec in res[r]["records"][m]] for m in MICRO] for r in (0, 1)])
         busy = np.array([[[rec.busy for rec in res[r]["records"][m]] for m in MICRO] for r in (0, 1)])

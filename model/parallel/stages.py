@@ -174,3 +174,9 @@ def run_stage(rank: int, world: int, job: PipeJob) -> dict:
                 records.append(rec)
         out["records"][m] = records
     return out
+
+
+def run_stages(rank: int, world: int, jobs: tuple[PipeJob, ...]) -> list[dict]:
+    """Several pipeline runs in the same processes, one after another (starting processes costs
+    seconds): :func:`run_stage`'s result for each job, in order."""
+    return [run_stage(rank, world, job) for job in jobs]
