@@ -103,6 +103,7 @@ def test_the_systems_inputs_are_the_cited_numbers():
         (runs["Llama 3.1 405B"].mfu[1] * 100, "ch11.runs.llama31.mfu_hi"),
         (runs["Llama 3.1 405B"].chip_hours / 1e6, "ch11.runs.llama31.gpu_hours"),
         (runs["DeepSeek-V3"].chip_hours / 1e6, "ch11.runs.dsv3.gpu_hours"),
+        (runs["DeepSeek-V3"].params / 1e9, "ch11.runs.dsv3.active"),
         (runs["Falcon-180B"].chip_hours / 1e6, "ch11.runs.falcon.gpu_hours"),
     ]  # fmt: skip
     for chip, key in (("V100", "v100"), ("TPU v3", "tpu_v3"), ("A100", "a100"), ("TPU v4", "tpu_v4"), ("H100", "h100")):
