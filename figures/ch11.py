@@ -50,7 +50,7 @@ def idle(runs):
             ax.errorbar(x, med, yerr=(med - q25, q75 - med), color=theme.PALETTE[r], linestyle=STYLES[r],
                         marker=MARKERS[r], capsize=4, label=f"stage {r + 1}, measured")  # fmt: skip
         ax.plot(micro, 100 / (micro + 1), color=theme.MUTED, linestyle=":", marker="x", markersize=10,
-                label="1/(m+1)")  # fmt: skip
+                label="formula, 1/(m+1) at p = 2")  # fmt: skip
         ax.set_xscale("log", base=2)
         ax.set_xticks(micro, [str(int(x)) for x in micro])
         ax.set_xlabel("micro-batches m")
