@@ -216,7 +216,7 @@
         const y = TOP + op.device * ROW + GAP / 2;
         const cls = `ps-op ps-${op.kind === "F" ? "fwd" : "bwd"}${op.chunk % 2 ? " ps-odd" : ""}`;
         el("svg:rect", { x: x(op.start), y, width: Math.max(0.5, x(op.end) - x(op.start)), height: ROW - GAP, class: cls }, svg);
-        if (big && x(op.end) - x(op.start) >= 16) {
+        if (big && x(op.end) - x(op.start) >= 6 + 12 * String(op.mb + 1).length) {  // room for the 20px digits
           el("svg:text", { x: (x(op.start) + x(op.end)) / 2, y: y + (ROW - GAP) / 2 + 6, "text-anchor": "middle",
                            class: `ps-label ps-label-${op.kind === "F" ? "fwd" : "bwd"}` }, svg).textContent = String(op.mb + 1);
         }
