@@ -98,3 +98,16 @@ def test_binding_fills_a_components_attributes_and_keeps_its_type(tmp_path: Path
     assert isinstance(block, d.ComponentBlock) and [(c.attr("value"), c.line) for c in block.components] == [
         ("2.5", 10)
     ]
+
+
+def test_a_self_closing_custom_element_is_a_component_written_whole(tmp_path: Path) -> None:
+    """``<lr-dot ... />`` would leave the element open in a browser (custom elements do not close themselves):
+    it is a Component like any other, which the HTML page writes with its closing tag."""
+    from slidegen.write.html import render_deck
+
+    deck = parse_text('# Slide\n\nA dot <lr-dot alt="a dot" r="2" /> here\n', tmp_path / "d.md")
+    para = deck.slides[0].blocks[1]
+    assert isinstance(para, d.Paragraph)
+    (comp,) = [n for n in para.children if isinstance(n, d.Component)]
+    assert (comp.tag, comp.attrs, comp.alt, comp.children) == ("lr-dot", ' alt="a dot" r="2"', "a dot", ())
+    assert '<lr-dot alt="a dot" r="2"></lr-dot>' in render_deck(deck, {})

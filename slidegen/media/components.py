@@ -24,13 +24,12 @@ from pathlib import Path
 
 from slidegen.deck import nodes as d
 from slidegen.deck.elements import component_key
-from slidegen.deck.htmlkinds import custom_tags, is_custom_tag
+from slidegen.deck.htmlkinds import is_custom_tag
 from slidegen.deck.nodes import (
     Block,
     ComponentBlock,
     Deck,
     Diagram,
-    RawInline,
     Slide,
     block_inlines,
     slide_blocks,
@@ -160,19 +159,8 @@ def picture_key(tag: str, source: str) -> str:
     return component_key(tag, source)
 
 
-def html_instances(text: str, line: int, slide: int) -> list[Instance]:
-    """The custom elements opened in the raw HTML ``text`` (which starts at ``line``)."""
-    block = ComponentBlock(text, line, tags=custom_tags(text))
-    return [_instance(c, line, slide) for c in block.components]
-
-
 def _instance(node: d.Component, line: int, slide: int) -> Instance:
     return Instance(node.tag, node.attributes, node.attrs, node.line or line, slide)
-
-
-def inline_holds_component(node: RawInline) -> bool:
-    """Whether an inline tag that holds no text (``<lr-dot alt="..." />``) is a custom element."""
-    return bool(custom_tags(node.html))
 
 
 def block_instances(block: Block, slide: int) -> list[Instance]:
@@ -184,8 +172,6 @@ def block_instances(block: Block, slide: int) -> list[Instance]:
     for node in walk_inlines(block_inlines(block)):
         if isinstance(node, d.Component):
             out.append(_instance(node, line, slide))
-        elif isinstance(node, RawInline):
-            out += html_instances(node.html, line, slide)
     return out
 
 

@@ -352,13 +352,18 @@ class Converter:
         """Pair inline HTML tags into spans: an opening tag opens one, its closing tag closes it.
 
         Returns ``False`` for what :meth:`inline` handles (comments, ``<br>``, v-click tags, a closing
-        tag that closes nothing). A void or self-closing tag is a :class:`~slidegen.deck.nodes.RawInline`.
+        tag that closes nothing). A void or self-closing tag is a :class:`~slidegen.deck.nodes.RawInline`, or a
+        :class:`~slidegen.deck.nodes.Component` when it names a custom element (written whole: ``<x-y></x-y>``).
         """
         html = token.content
         if html.startswith("<!--") or BR_RE.fullmatch(html) or CLICK_TAG_RE.fullmatch(html):
             return False
         if (opened := rawhtml.opening(html)) is not None:
-            if opened[2]:
+            if opened[2] and htmlkinds.is_custom_tag(opened[0]):  # <lr-dot alt="x" />: a component all the same
+                tag, attrs, _ = opened
+                refs = self.tag_refs(html, parent, offset, cell, html.find(attrs) if attrs else 0)
+                stack[-1][1].append(htmlkinds.span(tag, attrs, (), refs))
+            elif opened[2]:
                 stack[-1][1].append(d.RawInline(html, self.tag_refs(html, parent, offset, cell, 0)))
             else:
                 stack.append((token, []))

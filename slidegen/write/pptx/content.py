@@ -441,7 +441,7 @@ def _timed(para: Para, timing: d.Timing) -> Para:
 
 
 def _component(node: d.Inline) -> bool:
-    return isinstance(node, d.Component) or (isinstance(node, d.RawInline) and comp.inline_holds_component(node))
+    return isinstance(node, d.Component)
 
 
 def _component_item(inst: comp.Instance) -> FigureItem:
