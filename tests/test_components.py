@@ -96,9 +96,9 @@ def test_references_in_attributes_are_bound_and_a_missing_key_is_located():
 def test_attributes_parse_and_picture_keys_follow_the_attributes_only():
     attrs = elements.parse_attrs(" peak=\"0.02\" warmup=100 alt='a &amp; b' disabled")
     assert attrs == (("peak", "0.02"), ("warmup", "100"), ("alt", "a & b"), ("disabled", ""))
-    key = components.picture_key("lr-schedule", ' peak="0.02" warmup="100"')
-    assert key == components.picture_key("lr-schedule", '\n  warmup="100"\n  peak="0.02"')
-    assert key != components.picture_key("lr-schedule", ' peak="0.03" warmup="100"')
+    key = elements.component_key("lr-schedule", ' peak="0.02" warmup="100"')
+    assert key == elements.component_key("lr-schedule", '\n  warmup="100"\n  peak="0.02"')
+    assert key != elements.component_key("lr-schedule", ' peak="0.03" warmup="100"')
     assert key.startswith("component:lr-schedule:")
     assert not htmlkinds.is_custom_tag("v-click") and htmlkinds.is_custom_tag("lr-schedule")
 

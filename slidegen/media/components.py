@@ -5,8 +5,9 @@
 (``<lr-schedule peak="{{ ch05.lr.best }}" alt="..."></lr-schedule>``); after binding, its attributes
 hold the numbers as the slide shows them. The HTML writer loads the scripts a deck uses;
 PowerPoint gets a picture of each instance (:mod:`slidegen.write.snapshot`), found under
-:func:`picture_key`. Mermaid diagrams (:class:`~slidegen.deck.nodes.Diagram`) are pictures the same way.
-Which elements of a slide are components the reader decides (:mod:`slidegen.deck.htmlkinds`).
+its node's ``picture_key``. Mermaid diagrams (:class:`~slidegen.deck.nodes.Diagram`) are pictures the same
+way. Which elements of a slide are components the reader decides (:mod:`slidegen.deck.htmlkinds`): each is
+a :class:`~slidegen.deck.nodes.Component` node.
 
 Attributes slidegen reads itself: ``alt`` (required: the picture's alt text), ``print-state``
 (the state the picture shows; the element interprets it), ``fallback="fig:NAME"`` (the figure
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from slidegen.deck import nodes as d
-from slidegen.deck.elements import component_key
 from slidegen.deck.htmlkinds import is_custom_tag
 from slidegen.deck.nodes import (
     Block,
@@ -127,40 +127,33 @@ def file_problems(components: Mapping[str, Component], root: Path) -> list[Diagn
 
 @dataclass(frozen=True)
 class Instance:
-    """One custom element written on a slide: its tag, attributes (bound values) and where it is."""
+    """One custom element on a slide: the :class:`~slidegen.deck.nodes.Component` node (tag, attributes as
+    bound, its picture's key) and where it is."""
 
-    tag: str
-    attrs: tuple[tuple[str, str], ...]
-    """Name and value of each attribute, as the page sees them (entities decoded)."""
-    source: str
-    """The opening tag's attributes as written (after binding): the HTML the picture is made of."""
+    node: d.Component
     line: int
     slide: int
     """1-based number of the slide it is on."""
 
+    @property
+    def tag(self) -> str:
+        return self.node.tag
+
     def attr(self, name: str) -> str | None:
-        for key, value in self.attrs:
-            if key == name:
-                return value
-        return None
+        return self.node.attr(name)
 
     @property
     def key(self) -> str:
-        return picture_key(self.tag, self.source)
+        return self.node.picture_key
 
     @property
     def element(self) -> str:
         """The element as one piece of HTML, for the picture's page."""
-        return f"<{self.tag}{self.source}></{self.tag}>"
-
-
-def picture_key(tag: str, source: str) -> str:
-    """The media key of an instance's picture (:func:`slidegen.deck.elements.component_key`)."""
-    return component_key(tag, source)
+        return f"<{self.tag}{self.node.attrs}></{self.tag}>"
 
 
 def _instance(node: d.Component, line: int, slide: int) -> Instance:
-    return Instance(node.tag, node.attributes, node.attrs, node.line or line, slide)
+    return Instance(node, node.line or line, slide)
 
 
 def block_instances(block: Block, slide: int) -> list[Instance]:
