@@ -210,7 +210,8 @@ class HtmlSpan:
     """Inline HTML an author wrote around text (``<b>x</b>``, ``<span style="color:red">x</span>``).
 
     ``tag`` is the element's name in lower case, ``attrs`` its attributes exactly as written (with
-    their leading space); the HTML writer passes both through, PowerPoint maps the tags it can draw.
+    their leading space); the HTML writer passes both through, PowerPoint maps the tags it can draw. A custom
+    element of the project is a :class:`Component`, typed so by the reader.
     """
 
     tag: str
@@ -475,7 +476,8 @@ class RawHtml:
     """A block of HTML as written (CommonMark's HTML block: up to a blank line, or a whole ``<style>``...).
 
     The HTML writer passes it through (a ``<style>`` applies to its own slide only); writers that cannot
-    draw HTML leave it out with a warning at ``line``.
+    draw HTML leave it out with a warning at ``line``. The reader types a block holding custom elements a
+    :class:`ComponentBlock` and one PowerPoint shows as a picture an :class:`HtmlRegion`.
     """
 
     html: str
