@@ -240,7 +240,8 @@ def parts(block: d.RawHtml) -> tuple[d.RawHtml, ...]:
         count = len(html_units(piece))
         timing = block.clicks[taken : taken + count]
         taken += count
-        out.append(htmlkinds.part(block, html=piece, line=block.line + block.html.count("\n", 0, start), clicks=timing))
+        at = block.line + block.html.count("\n", 0, start)
+        out.append(htmlkinds.html_block(replace(block, html=piece, line=at, clicks=timing)))  # typed by its own HTML
     return tuple(out)
 
 

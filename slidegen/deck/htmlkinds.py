@@ -14,7 +14,7 @@ Binding fills the numbers of attributes in and changes none of these decisions.
 from __future__ import annotations
 
 import re
-from dataclasses import fields, replace
+from dataclasses import fields
 
 from slidegen.deck import nodes as d
 from slidegen.deck import rawhtml, rawimages
@@ -62,10 +62,11 @@ def needs_picture(text: str) -> bool:
     return not rawimages.only_images(text) and bool(_UNSEEN_RE.sub("", text).strip())
 
 
-def code_block(code: str, lang: str, *args: object, **kwargs: object) -> d.CodeBlock:
-    """A fenced block: a :class:`~slidegen.deck.nodes.Diagram` in ``mermaid``, else a code block."""
-    kind = d.Diagram if lang.lower() == MERMAID else d.CodeBlock
-    return kind(code, lang, *args, **kwargs)  # type: ignore[arg-type]
+def code_block(block: d.CodeBlock) -> d.CodeBlock:
+    """A fenced block as its type: a :class:`~slidegen.deck.nodes.Diagram` in ``mermaid``, else ``block``."""
+    if block.lang.lower() != MERMAID:
+        return block
+    return d.Diagram(**{f.name: getattr(block, f.name) for f in fields(d.CodeBlock)})
 
 
 def span(tag: str, attrs: str, children: tuple[d.Inline, ...], refs: tuple[d.Ref, ...]) -> d.HtmlSpan:
@@ -86,8 +87,3 @@ def html_block(block: d.RawHtml) -> d.RawHtml:
     if needs_picture(block.html):
         return d.HtmlRegion(**values)
     return d.RawHtml(**values)
-
-
-def part(block: d.RawHtml, **changes: object) -> d.RawHtml:
-    """A piece of ``block`` (:func:`slidegen.deck.clicks.parts`), typed by its own HTML."""
-    return html_block(replace(block, **changes))  # type: ignore[arg-type]

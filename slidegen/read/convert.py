@@ -128,7 +128,7 @@ class Converter:
         if kind == "fence":
             code = _strip_newline(token.content)
             lang, steps, options = self.fence_options(token.info, code, line)
-            return htmlkinds.code_block(code, lang, steps, line, **_code_fields(options))
+            return htmlkinds.code_block(d.CodeBlock(code, lang, steps, line, **_code_fields(options)))
         if kind == "snippet":
             return self.snippet(token, line)
         if kind == "code_block":
@@ -249,7 +249,7 @@ class Converter:
         except SnippetError as exc:
             raise self.error(line, col, str(exc)) from None
         lang, steps, options = self.fence_options(f"{meta['lang'] or found.lang} {meta['braces']}", found.code, line)
-        return htmlkinds.code_block(found.code, lang, steps, line, found.path, **_code_fields(options))
+        return htmlkinds.code_block(d.CodeBlock(found.code, lang, steps, line, found.path, **_code_fields(options)))
 
     def fence_info(self, info: str, code: str, line: int) -> tuple[str, tuple[tuple[int, ...], ...]]:
         """``py {2-3|5}`` -> ``("py", ((2, 3), (5,)))``; a bad range is an error at the fence."""
