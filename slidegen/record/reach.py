@@ -174,27 +174,16 @@ class Index:
                         else:
                             module.imported[bound] = target
                     else:
-                        canonical = (
-                            f"from {target[0]} import {target[1]} as {bound}"
-                            if target[1]
+                        canonical = f"from {target[0]} import {target[1]} as {bound}" if target[1] \
                             else f"import {target[0]} as {bound}"
-                        )
                         self._add(module, Unit(name, rel, bound, canonical, node.lineno), [bound])
                 continue
             start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             source = self._unqualified(module, node, lines, start)
             main = _is_main(node)
             imports, declared, strings = self._scan(node, package)
-            unit = Unit(
-                name,
-                rel,
-                MAIN if main else ",".join(_bound_names(node)) or EFFECT,
-                source,
-                start,
-                tuple(sorted(set(_chains(node)))),
-                imports,
-                strings,
-            )
+            unit = Unit(name, rel, MAIN if main else ",".join(_bound_names(node)) or EFFECT, source, start,
+                        tuple(sorted(set(_chains(node)))), imports, strings)
             index = self._add(module, unit, [] if main else _bound_names(node))
             if not (main or _is_definition(node)):
                 module.effects.append(index)
@@ -215,13 +204,8 @@ class Index:
         each name resolves to is hashed beside it (:func:`digest_reach`)."""
         cuts: dict[int, list[tuple[int, int]]] = {}
         for item in ast.walk(node):
-            if (
-                isinstance(item, ast.Attribute)
-                and isinstance(item.value, ast.Name)
-                and item.end_lineno == item.lineno
-                and item.end_col_offset is not None
-                and self.names_module(module, item.value.id)
-            ):
+            if (isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name) and item.end_lineno == item.lineno
+                    and item.end_col_offset is not None and self.names_module(module, item.value.id)):
                 cuts.setdefault(item.lineno, []).append((item.col_offset, item.end_col_offset - len(item.attr)))
         out = []
         for number in range(start, (node.end_lineno or node.lineno) + 1):
@@ -533,11 +517,8 @@ def find_experiments(index: Index, module: str, registry: str) -> list[Found]:
             where = (mod.path, decorator.lineno, decorator.col_offset + 1)
             first = decorator.args[0] if decorator.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
-                raise SlidegenError(
-                    *where,
-                    "an experiment's id must be a string literal "
-                    '(@experiment("ch05.name", ...)) so that it is fingerprinted without importing',
-                )
+                raise SlidegenError(*where, "an experiment's id must be a string literal "
+                                    "(@experiment(\"ch05.name\", ...)) so that it is fingerprinted without importing")
             uses: list[str] = []
             for keyword in decorator.keywords:
                 if keyword.arg != "uses":
@@ -545,10 +526,8 @@ def find_experiments(index: Index, module: str, registry: str) -> list[Found]:
                 value = keyword.value
                 items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
                 if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
-                    message = (
-                        f"experiment '{first.value}': uses= must be a tuple of string literals (paths or "
-                        "model.* modules), so that it is fingerprinted without importing"
-                    )
+                    message = (f"experiment '{first.value}': uses= must be a tuple of string literals (paths or "
+                               "model.* modules), so that it is fingerprinted without importing")
                     raise SlidegenError(mod.path, decorator.lineno, 1, message)
                 uses += [str(e.value) for e in items if isinstance(e, ast.Constant)]
             line = min(d.lineno for d in node.decorator_list)
