@@ -156,3 +156,41 @@ def test_writers_take_settings_and_clicks_from_the_deck() -> None:
             ):
                 found.append(f"{module}:{node.lineno} reads {node.args[0].value!r} from the frontmatter")
     assert not found
+
+
+#: What tells a component, a diagram or an HTML region from raw strings: the reader's business
+#: (slidegen/deck/htmlkinds.py), never a writer's, which matches on the node types.
+RAW_RECOGNISERS = (
+    "is_custom_tag",
+    "custom_tags",
+    "html_instances",
+    "is_diagram",
+    "needs_picture",
+    "diagram_key",
+    "component_key",
+    "region_key",
+)
+
+
+def test_writers_match_components_diagrams_and_regions_by_type() -> None:
+    """No writer recognises a component, a Mermaid diagram or an HTML region that needs a picture from a raw
+    string (a tag name, a fence's language, the HTML of a block), nor computes a picture's key: the reader typed
+    them (``Component``, ``ComponentBlock``, ``Diagram``, ``HtmlRegion``), each node knows its ``picture_key``."""
+    found = []
+    for module, path in MODULES.items():
+        if stage(module) != "write":
+            continue
+        found += [f"{module} imports {t}" for t, _ in imports(module) if t == "slidegen.deck.htmlkinds"]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+            if name in RAW_RECOGNISERS:
+                found.append(f"{module}:{node.lineno} {name}")
+            if isinstance(node, ast.FunctionDef) and node.name in ("picture_key", *RAW_RECOGNISERS):
+                found.append(f"{module}:{node.lineno} defines {node.name}")
+            if isinstance(node, ast.Compare) and any(
+                isinstance(side, ast.Constant) and side.value == "mermaid" for side in [node.left, *node.comparators]
+            ):
+                sides = ast.unparse(node)
+                if ".lang" in sides:
+                    found.append(f"{module}:{node.lineno} tests a fence's language: {sides}")
+    assert not found, found

@@ -17,6 +17,7 @@ from pptx import Presentation
 
 from slidegen.bind.numbers import bind_deck
 from slidegen.check.project import check_project
+from slidegen.deck import elements, htmlkinds
 from slidegen.media import components
 from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
@@ -93,13 +94,13 @@ def test_references_in_attributes_are_bound_and_a_missing_key_is_located():
 
 
 def test_attributes_parse_and_picture_keys_follow_the_attributes_only():
-    attrs = components.parse_attrs(" peak=\"0.02\" warmup=100 alt='a &amp; b' disabled")
+    attrs = elements.parse_attrs(" peak=\"0.02\" warmup=100 alt='a &amp; b' disabled")
     assert attrs == (("peak", "0.02"), ("warmup", "100"), ("alt", "a & b"), ("disabled", ""))
-    key = components.picture_key("lr-schedule", ' peak="0.02" warmup="100"')
-    assert key == components.picture_key("lr-schedule", '\n  warmup="100"\n  peak="0.02"')
-    assert key != components.picture_key("lr-schedule", ' peak="0.03" warmup="100"')
+    key = elements.component_key("lr-schedule", ' peak="0.02" warmup="100"')
+    assert key == elements.component_key("lr-schedule", '\n  warmup="100"\n  peak="0.02"')
+    assert key != elements.component_key("lr-schedule", ' peak="0.03" warmup="100"')
     assert key.startswith("component:lr-schedule:")
-    assert not components.is_custom_tag("v-click") and components.is_custom_tag("lr-schedule")
+    assert not htmlkinds.is_custom_tag("v-click") and htmlkinds.is_custom_tag("lr-schedule")
 
 
 def test_without_chromium_a_fallback_figure_is_placed_else_a_located_error(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ import pytest
 from pptx import Presentation
 
 from slidegen.check.project import check_project
-from slidegen.media import components
+from slidegen.deck import elements
 from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.read.parse import parse_text
@@ -35,8 +35,8 @@ def test_a_mermaid_fence_is_a_diagram_box_and_the_page_loads_mermaid_only_then(t
     assert '<script src="assets/mermaid.min.js"></script>' in page
     plain = html.render_deck(parse_text("# A\n\n```python\nx = 1\n```\n", tmp_path / "b.md"), {})
     assert "mermaid.min.js" not in plain
-    assert components.diagram_key("flowchart LR") == components.diagram_key("flowchart LR")
-    assert components.diagram_key("flowchart LR").startswith("mermaid:")
+    assert elements.diagram_key("flowchart LR") == elements.diagram_key("flowchart LR")
+    assert elements.diagram_key("flowchart LR").startswith("mermaid:")
 
 
 def test_a_diagrams_alt_text_is_its_accessible_description_else_its_kind():

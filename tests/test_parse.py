@@ -16,6 +16,7 @@ from slidegen.deck.nodes import (
     Emph,
     Figure,
     Heading,
+    HtmlRegion,
     HtmlSpan,
     Image,
     LineBreak,
@@ -26,7 +27,6 @@ from slidegen.deck.nodes import (
     OrderedList,
     Paragraph,
     Quote,
-    RawHtml,
     Ref,
     Rule,
     SoftBreak,
@@ -859,7 +859,7 @@ def test_quote_rules_ordered_lists_and_raw_html_blocks():
         OrderedList(
             (ListItem((Paragraph((Text("three"),), 7),), 7), ListItem((Paragraph((Text("four"),), 8),), 8)), 3, 7
         ),
-        RawHtml('<div class="x">\nkept as text\n</div>', 10),  # passed through as written, as Slidev does
+        HtmlRegion('<div class="x">\nkept as text\n</div>', 10),  # as written (Slidev); a picture in PowerPoint
     )
 
 

@@ -410,14 +410,14 @@ def test_small_html_pictures_leave_the_text_at_full_size(tmp_path):
     """A picture drawn at a fixed scale (an HTML region) needs only its own height, not a figure's minimum:
     three one-line regions among four lines of text leave the text at the size it has without them."""
     from slidegen.read.parse import parse_text
-    from slidegen.write import htmlpictures
 
     def sizes_of(with_regions: bool) -> tuple[list[float], list[d.Diagnostic], int]:
         region = '\n\n<div class="x">Region {}</div>' if with_regions else ""
         body = "\n\n".join(f"Line {i} of plain text" + region.format(i) for i in range(3))
         deck = parse_text(f"# Cover\n\n---\n\n# Title\n\n{body}\n\nLast line\n", tmp_path / "d.md")
-        regions = [b for b in deck.slides[1].blocks if isinstance(b, d.RawHtml)]
-        model, warnings = layout.build(deck, {htmlpictures.picture_key(b): (2400, 80) for b in regions})
+        regions = [b for b in deck.slides[1].blocks if isinstance(b, d.HtmlRegion)]
+        assert len(regions) == (3 if with_regions else 0)
+        model, warnings = layout.build(deck, {b.picture_key: (2400, 80) for b in regions})
         shapes = model.slides[1].shapes
         texts = [p.size.pt for s in shapes if isinstance(s, TextBox) and s.name == "Text" for p in s.paras]
         return texts, warnings, sum(isinstance(s, Picture) for s in shapes)

@@ -18,8 +18,8 @@ from pptx import Presentation
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 
 from slidegen.cli.main import main
+from slidegen.deck import htmlkinds, rawimages
 from slidegen.deck import nodes as d
-from slidegen.deck import rawimages
 from slidegen.errors import SlidegenError
 from slidegen.media import images as media
 from slidegen.read.parse import parse_deck, parse_text
@@ -98,9 +98,9 @@ def test_the_blocks_powerpoint_cannot_draw_are_picture_jobs(deck: d.Deck):
     assert "default-src 'none'" in grid.body  # no script, no load
     assert "<iframe" not in frame.body and "https://example.org/demo" in frame.body and "width: 640px" in frame.body
     blocks = [b for b in d.walk_blocks(d.slide_blocks(deck.slides[2])) if isinstance(b, d.RawHtml)]
-    assert [htmlpictures.needs_picture(b) for b in blocks] == [True, False]  # the grid; not the <style>
+    assert [type(b) for b in blocks] == [d.HtmlRegion, d.RawHtml]  # the grid; not the <style>
     assert htmlpictures.alt_text(blocks[0]) == "Two boxes side by side"
-    assert jobs[0].key == htmlpictures.picture_key(blocks[0])
+    assert isinstance(blocks[0], d.HtmlRegion) and jobs[0].key == blocks[0].picture_key
 
 
 def test_a_picture_inside_an_html_block_is_inlined_in_its_page(tmp_path: Path):
@@ -376,5 +376,9 @@ def test_check_reports_a_bad_raw_picture_where_build_stops(
         ("<table><tr><td>1</td></tr></table>", True),
     ],
 )
-def test_which_blocks_are_pictures(html_block: str, pictured: bool):
-    assert htmlpictures.needs_picture(d.RawHtml(html_block, 3)) is pictured
+def test_which_blocks_are_pictures(html_block: str, pictured: bool, tmp_path: Path):
+    """The reader decides: an HTML block PowerPoint shows as a picture is an HtmlRegion, any other a RawHtml."""
+    assert htmlkinds.needs_picture(html_block) is pictured
+    deck = parse_text(f"# T\n\n{html_block}\n\nafter\n", tmp_path / "d.md")
+    raw = [b for b in deck.slides[0].blocks if isinstance(b, d.RawHtml)]
+    assert [isinstance(b, d.HtmlRegion) for b in raw] == ([pictured] if raw else [])

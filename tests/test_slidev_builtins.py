@@ -117,6 +117,8 @@ def test_a_block_of_one_line_reveals_is_one_part_per_element_each_with_its_click
         ("<p>c</p>", 12, ()),
         ('<img v-after src="x.png">', 13, (d.Timing(3),)),
     ]
+    # each part typed by its own HTML: the elements are regions PowerPoint pictures, the <img> a figure
+    assert [type(p) for p in found] == [d.HtmlRegion, d.HtmlRegion, d.HtmlRegion, d.RawHtml]
     inner = d.RawHtml("<div><span v-click>a</span></div>\n<div v-click>b</div>", clicks=timings[:2])
     assert clicks.parts(inner) == (inner,)  # a click inside an element: the block stays whole (check warns)
     text = d.RawHtml("<div v-click>a</div> and text", clicks=timings[:1])

@@ -5,6 +5,7 @@ one table of layouts (:mod:`.layouts`), the deck's settings and each slide's loo
 (:mod:`.settings`: ``Deck.settings``, ``Slide.look``), a slide's background and text tone
 (:mod:`.background`), clicks and their timeline (:mod:`.clicks`), the box a figure is drawn for
 (:mod:`.figbox`), where a link goes (:mod:`.links`), what raw HTML tags mean (:mod:`.rawhtml`,
-:mod:`.rawimages`) and Slidev's built-in components (:mod:`.builtins`). It imports nothing of the other
-stages.
+:mod:`.rawimages`), what raw HTML and fences are, decided once when the deck is read (:mod:`.htmlkinds`: a
+``Diagram``, a ``Component``, a ``ComponentBlock``, an ``HtmlRegion``; their pictures' keys, :mod:`.elements`)
+and Slidev's built-in components (:mod:`.builtins`). It imports nothing of the other stages.
 """

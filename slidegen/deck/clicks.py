@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from slidegen.deck import htmlkinds, rawhtml
 from slidegen.deck import nodes as d
-from slidegen.deck import rawhtml
 
 AT_RE = re.compile(r"[+-]?\d+")
 #: A click directive on an HTML tag: ``v-click``, ``v-after``, ``v-click-hide``, its modifiers (``.hide``,
@@ -240,7 +240,8 @@ def parts(block: d.RawHtml) -> tuple[d.RawHtml, ...]:
         count = len(html_units(piece))
         timing = block.clicks[taken : taken + count]
         taken += count
-        out.append(replace(block, html=piece, line=block.line + block.html.count("\n", 0, start), clicks=timing))
+        at = block.line + block.html.count("\n", 0, start)
+        out.append(htmlkinds.html_block(replace(block, html=piece, line=at, clicks=timing)))  # typed by its own HTML
     return tuple(out)
 
 

@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 # The layouts a slide may name, by name: one table, in slidegen/deck/layouts.py (re-exported here).
+from slidegen.deck import elements
 from slidegen.deck.background import slide_layout
 from slidegen.deck.layouts import LAYOUTS as LAYOUTS
 from slidegen.deck.layouts import Layout
+from slidegen.deck.rawhtml import OPEN_RE
 from slidegen.deck.settings import DeckSettings, SlideLook, deck_settings, slide_look
 
 # --------------------------------------------------------------------------- inlines
@@ -208,7 +210,8 @@ class HtmlSpan:
     """Inline HTML an author wrote around text (``<b>x</b>``, ``<span style="color:red">x</span>``).
 
     ``tag`` is the element's name in lower case, ``attrs`` its attributes exactly as written (with
-    their leading space); the HTML writer passes both through, PowerPoint maps the tags it can draw.
+    their leading space); the HTML writer passes both through, PowerPoint maps the tags it can draw. A custom
+    element of the project is a :class:`Component`, typed so by the reader.
     """
 
     tag: str
@@ -218,6 +221,53 @@ class HtmlSpan:
     """The references written in ``attrs`` (``peak="{{ ch05.lr.best }}"``), spans in ``attrs``."""
     clicks: tuple[Timing, ...] = _timings()
     """When a ``v-click`` directive in ``attrs`` shows or hides the span (:mod:`slidegen.deck.clicks`)."""
+
+
+@dataclass(frozen=True)
+class Component(HtmlSpan):
+    """A custom element of the project (``<lr-schedule peak="{{ ch05.lr.best }}" alt="...">``), written inline
+    or found in an HTML block (:class:`ComponentBlock`); the reader decides it, by its tag.
+
+    The HTML page shows it as written (its script defines it); PowerPoint shows a picture of it, found under
+    :attr:`picture_key`. ``attrs`` are its attributes as written, bound once binding has run; ``line``: where
+    its tag is written when known (0: its block's line).
+    """
+
+    line: int = _position()
+
+    @cached_property
+    def attributes(self) -> tuple[tuple[str, str], ...]:
+        """Name and value of each attribute, as the page sees them (entities decoded)."""
+        return elements.parse_attrs(self.attrs)
+
+    def attr(self, name: str) -> str | None:
+        """The value of attribute ``name`` (``None``: not written)."""
+        return next((value for key, value in self.attributes if key == name), None)
+
+    @property
+    def alt(self) -> str:
+        """The text of its picture (``alt``, required: ``check`` says so)."""
+        return self.attr("alt") or ""
+
+    @property
+    def print_state(self) -> str | None:
+        """The state its picture shows (``print-state``; the element interprets it)."""
+        return self.attr("print-state")
+
+    @property
+    def fallback(self) -> str | None:
+        """The figure PowerPoint shows when no Chromium can draw it (``fallback="fig:NAME"``)."""
+        return self.attr("fallback")
+
+    @property
+    def run(self) -> str | None:
+        """The run record the page gives it (``run="ch01.trainer"``)."""
+        return self.attr("run")
+
+    @property
+    def picture_key(self) -> str:
+        """The media key of its picture: its tag and attributes."""
+        return elements.component_key(self.tag, self.attrs)
 
 
 @dataclass(frozen=True)
@@ -332,6 +382,17 @@ class CodeBlock:
 
 
 @dataclass(frozen=True)
+class Diagram(CodeBlock):
+    """A ```` ```mermaid ```` fence, typed so by the reader: Mermaid draws it on the HTML page, PowerPoint shows
+    a picture of it (:attr:`picture_key`). Writers that show code as text write it back as the fence it is."""
+
+    @property
+    def picture_key(self) -> str:
+        """The media key of its picture: its text."""
+        return elements.diagram_key(self.code)
+
+
+@dataclass(frozen=True)
 class MathBlock:
     """Display TeX math (``$$...$$``), without the dollars; ``refs``: the references written in it."""
 
@@ -415,7 +476,8 @@ class RawHtml:
     """A block of HTML as written (CommonMark's HTML block: up to a blank line, or a whole ``<style>``...).
 
     The HTML writer passes it through (a ``<style>`` applies to its own slide only); writers that cannot
-    draw HTML leave it out with a warning at ``line``.
+    draw HTML leave it out with a warning at ``line``. The reader types a block holding custom elements a
+    :class:`ComponentBlock` and one PowerPoint shows as a picture an :class:`HtmlRegion`.
     """
 
     html: str
@@ -424,6 +486,41 @@ class RawHtml:
     """The references written in the attributes of its tags (``<x-y peak="{{ key }}">``), spans in ``html``."""
     clicks: tuple[Timing, ...] = _timings()
     """One timing per tag carrying a ``v-click``/``v-after`` directive, in document order."""
+
+
+@dataclass(frozen=True)
+class ComponentBlock(RawHtml):
+    """An HTML block holding custom elements of the project (``tags``, decided by the reader): the HTML page
+    shows it as written; PowerPoint a picture of each element (:attr:`components`) and nothing else of it."""
+
+    tags: tuple[str, ...] = ()
+    """The custom elements' tags (lower case) the block opens."""
+
+    @cached_property
+    def components(self) -> tuple[Component, ...]:
+        """Each custom element the block opens, in order, with its (bound) attributes and its line."""
+        out = []
+        for m in OPEN_RE.finditer(self.html):
+            tag = m.group(1).lower()
+            if tag in self.tags:
+                line = self.line + self.html.count("\n", 0, m.start())
+                out.append(Component(tag, m.group(2) or "", (), line=line))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class HtmlRegion(RawHtml):
+    """An HTML block PowerPoint cannot draw natively (a ``<div>`` grid, an ``<iframe>``), decided by the reader:
+    PowerPoint shows a picture of it (:attr:`picture_key`), the HTML page the block as written.
+
+    A plain :class:`RawHtml` needs no picture: a ``<style>``, a lone wrapper tag around Markdown, ``<img>``
+    tags (figures), Slidev's built-ins, or what draws nothing.
+    """
+
+    @property
+    def picture_key(self) -> str:
+        """The media key of its picture: its line and HTML."""
+        return elements.region_key(self.html, self.line)
 
 
 Block = (

@@ -5,8 +5,9 @@
 (``<lr-schedule peak="{{ ch05.lr.best }}" alt="..."></lr-schedule>``); after binding, its attributes
 hold the numbers as the slide shows them. The HTML writer loads the scripts a deck uses;
 PowerPoint gets a picture of each instance (:mod:`slidegen.write.snapshot`), found under
-:func:`picture_key`. Mermaid diagrams (```` ```mermaid ```` fences) are pictures the same way
-(:func:`diagram_key`).
+its node's ``picture_key``. Mermaid diagrams (:class:`~slidegen.deck.nodes.Diagram`) are pictures the same
+way. Which elements of a slide are components the reader decides (:mod:`slidegen.deck.htmlkinds`): each is
+a :class:`~slidegen.deck.nodes.Component` node.
 
 Attributes slidegen reads itself: ``alt`` (required: the picture's alt text), ``print-state``
 (the state the picture shows; the element interprets it), ``fallback="fig:NAME"`` (the figure
@@ -17,22 +18,18 @@ defines ``window.SLIDEGEN_RUNS["ch01.trainer"]``, that experiment's record from
 
 from __future__ import annotations
 
-import hashlib
-import html
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from slidegen.deck import rawhtml
-from slidegen.deck.builtins import is_icon
+from slidegen.deck import nodes as d
+from slidegen.deck.htmlkinds import is_custom_tag
 from slidegen.deck.nodes import (
     Block,
-    CodeBlock,
+    ComponentBlock,
     Deck,
-    HtmlSpan,
-    RawHtml,
-    RawInline,
+    Diagram,
     Slide,
     block_inlines,
     slide_blocks,
@@ -42,36 +39,12 @@ from slidegen.deck.nodes import (
 from slidegen.errors import Diagnostic, display_path
 
 COMPONENTS_DIR = "components"
-MERMAID = "mermaid"
 #: Pixels per CSS pixel in the pictures of components and diagrams (a 1280 px slide drawn 2560 px wide).
 PICTURE_SCALE = 2
 #: What PowerPoint's notes of a slide with a component end with.
 INTERACTIVE_NOTE = "Interactive in the HTML deck"
 
 _DEFINE_RE = re.compile(r"""customElements\s*\.\s*define\s*\(\s*(["'`])([^"'`]*)\1""")
-_ATTR_RE = re.compile(r"""([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
-#: A valid custom element name (lower case, a hyphen, not one of the names HTML reserves).
-_NAME_RE = re.compile(r"[a-z][a-z0-9._]*-[a-z0-9._-]*")
-_RESERVED = frozenset(
-    {
-        "annotation-xml",
-        "color-profile",
-        "font-face",
-        "font-face-src",
-        "font-face-uri",
-        "font-face-format",
-        "font-face-name",
-        "missing-glyph",
-    }
-)
-
-
-def is_custom_tag(tag: str) -> bool:
-    """Whether ``tag`` names a custom element (``lr-schedule``); Slidev's own ``v-click`` tags and icons
-    (``carbon-logo-github``, :mod:`slidegen.deck.builtins`) are not."""
-    return bool(_NAME_RE.fullmatch(tag)) and tag not in _RESERVED and not tag.startswith("v-") and not is_icon(tag)
-
-
 # --------------------------------------------------------------------------- the project's components
 
 
@@ -154,83 +127,44 @@ def file_problems(components: Mapping[str, Component], root: Path) -> list[Diagn
 
 @dataclass(frozen=True)
 class Instance:
-    """One custom element written on a slide: its tag, attributes (bound values) and where it is."""
+    """One custom element on a slide: the :class:`~slidegen.deck.nodes.Component` node (tag, attributes as
+    bound, its picture's key) and where it is."""
 
-    tag: str
-    attrs: tuple[tuple[str, str], ...]
-    """Name and value of each attribute, as the page sees them (entities decoded)."""
-    source: str
-    """The opening tag's attributes as written (after binding): the HTML the picture is made of."""
+    node: d.Component
     line: int
     slide: int
     """1-based number of the slide it is on."""
 
+    @property
+    def tag(self) -> str:
+        return self.node.tag
+
     def attr(self, name: str) -> str | None:
-        for key, value in self.attrs:
-            if key == name:
-                return value
-        return None
+        return self.node.attr(name)
 
     @property
     def key(self) -> str:
-        return picture_key(self.tag, self.source)
+        return self.node.picture_key
 
     @property
     def element(self) -> str:
         """The element as one piece of HTML, for the picture's page."""
-        return f"<{self.tag}{self.source}></{self.tag}>"
+        return f"<{self.tag}{self.node.attrs}></{self.tag}>"
 
 
-def parse_attrs(source: str) -> tuple[tuple[str, str], ...]:
-    """``' peak="0.02" warmup=100 disabled'`` -> ``(("peak", "0.02"), ("warmup", "100"), ("disabled", ""))``."""
-    out = []
-    for m in _ATTR_RE.finditer(source):
-        value = next((g for g in m.groups()[1:] if g is not None), "")
-        out.append((m.group(1).lower(), html.unescape(value)))
-    return tuple(out)
-
-
-def picture_key(tag: str, source: str) -> str:
-    """The media key of an instance's picture: its tag and a hash of its attributes."""
-    canon = "\0".join(f"{k}={v}" for k, v in sorted(parse_attrs(source)))
-    return f"component:{tag}:{hashlib.sha256(canon.encode()).hexdigest()[:16]}"
-
-
-def diagram_key(code: str) -> str:
-    """The media key of a Mermaid diagram's picture: a hash of its text."""
-    return f"mermaid:{hashlib.sha256(code.encode()).hexdigest()[:16]}"
-
-
-def is_diagram(block: Block) -> bool:
-    """Whether ``block`` is a ```` ```mermaid ```` fence."""
-    return isinstance(block, CodeBlock) and block.lang.lower() == MERMAID
-
-
-def html_instances(text: str, line: int, slide: int) -> list[Instance]:
-    """The custom elements opened in the raw HTML ``text`` (which starts at ``line``)."""
-    out = []
-    for m in rawhtml.OPEN_RE.finditer(text):
-        tag = m.group(1).lower()
-        if is_custom_tag(tag):
-            source = m.group(2) or ""
-            out.append(Instance(tag, parse_attrs(source), source, line + text.count("\n", 0, m.start()), slide))
-    return out
+def _instance(node: d.Component, line: int, slide: int) -> Instance:
+    return Instance(node, node.line or line, slide)
 
 
 def block_instances(block: Block, slide: int) -> list[Instance]:
     """The custom elements of one block (not of the blocks inside it)."""
     line = getattr(block, "line", 0)
-    if isinstance(block, RawHtml):
-        return html_instances(block.html, line, slide)
+    if isinstance(block, ComponentBlock):
+        return [_instance(c, line, slide) for c in block.components]
     out = []
     for node in walk_inlines(block_inlines(block)):
-        if isinstance(node, HtmlSpan) and is_custom_tag(node.tag):
-            at = line
-            if node.refs and node.refs[0].line:  # a reference knows its line: the tag starts above it
-                at = node.refs[0].line - node.attrs.count("\n", 0, node.refs[0].span[0])
-            out.append(Instance(node.tag, parse_attrs(node.attrs), node.attrs, at, slide))
-        elif isinstance(node, RawInline):
-            out += html_instances(node.html, line, slide)
+        if isinstance(node, d.Component):
+            out.append(_instance(node, line, slide))
     return out
 
 
@@ -245,11 +179,11 @@ def instances(deck: Deck) -> Iterator[Instance]:
         yield from slide_instances(slide)
 
 
-def diagrams(deck: Deck) -> Iterator[tuple[CodeBlock, int]]:
+def diagrams(deck: Deck) -> Iterator[tuple[Diagram, int]]:
     """Every Mermaid diagram the deck's slides show, with its slide number."""
     for slide in deck.slides:
         for block in walk_blocks(slide_blocks(slide)):
-            if isinstance(block, CodeBlock) and is_diagram(block):
+            if isinstance(block, Diagram):
                 yield block, slide.index
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from markdown_it.token import Token
 
+from slidegen.deck import htmlkinds, rawhtml
 from slidegen.deck import nodes as d
-from slidegen.deck import rawhtml
 from slidegen.errors import SlidegenError
 from slidegen.read.mdplugins.directives import CLICK_TAG_RE
 from slidegen.read.mdplugins.refs import RawRef, raw_refs, ref_spans
@@ -128,7 +128,7 @@ class Converter:
         if kind == "fence":
             code = _strip_newline(token.content)
             lang, steps, options = self.fence_options(token.info, code, line)
-            return d.CodeBlock(code, lang, steps, line, **_code_fields(options))
+            return htmlkinds.code_block(d.CodeBlock(code, lang, steps, line, **_code_fields(options)))
         if kind == "snippet":
             return self.snippet(token, line)
         if kind == "code_block":
@@ -238,7 +238,7 @@ class Converter:
         for found in attribute_refs(text):
             nth = text.count("{{", 0, found.start)  # the comments left out hold no reference
             refs.append(raw_ref(found, nth_brace(self.lines, line - 1, 0, nth), 0))
-        return d.RawHtml(text, line, tuple(refs))
+        return htmlkinds.html_block(d.RawHtml(text, line, tuple(refs)))
 
     def snippet(self, token: Token, line: int) -> d.CodeBlock:
         """``<<< @/a/b.py#region lang {2|3}``: the file's code, as a fenced block of it would be."""
@@ -249,7 +249,7 @@ class Converter:
         except SnippetError as exc:
             raise self.error(line, col, str(exc)) from None
         lang, steps, options = self.fence_options(f"{meta['lang'] or found.lang} {meta['braces']}", found.code, line)
-        return d.CodeBlock(found.code, lang, steps, line, found.path, **_code_fields(options))
+        return htmlkinds.code_block(d.CodeBlock(found.code, lang, steps, line, found.path, **_code_fields(options)))
 
     def fence_info(self, info: str, code: str, line: int) -> tuple[str, tuple[tuple[int, ...], ...]]:
         """``py {2-3|5}`` -> ``("py", ((2, 3), (5,)))``; a bad range is an error at the fence."""
@@ -352,13 +352,18 @@ class Converter:
         """Pair inline HTML tags into spans: an opening tag opens one, its closing tag closes it.
 
         Returns ``False`` for what :meth:`inline` handles (comments, ``<br>``, v-click tags, a closing
-        tag that closes nothing). A void or self-closing tag is a :class:`~slidegen.deck.nodes.RawInline`.
+        tag that closes nothing). A void or self-closing tag is a :class:`~slidegen.deck.nodes.RawInline`, or a
+        :class:`~slidegen.deck.nodes.Component` when it names a custom element (written whole: ``<x-y></x-y>``).
         """
         html = token.content
         if html.startswith("<!--") or BR_RE.fullmatch(html) or CLICK_TAG_RE.fullmatch(html):
             return False
         if (opened := rawhtml.opening(html)) is not None:
-            if opened[2]:
+            if opened[2] and htmlkinds.is_custom_tag(opened[0]):  # <lr-dot alt="x" />: a component all the same
+                tag, attrs, _ = opened
+                refs = self.tag_refs(html, parent, offset, cell, html.find(attrs) if attrs else 0)
+                stack[-1][1].append(htmlkinds.span(tag, attrs, (), refs))
+            elif opened[2]:
                 stack[-1][1].append(d.RawInline(html, self.tag_refs(html, parent, offset, cell, 0)))
             else:
                 stack.append((token, []))
@@ -376,7 +381,7 @@ class Converter:
         tag, attrs, _ = rawhtml.opening(opener.content) or (name, "", False)
         at = int(opener.meta.get("offset", 0))
         refs = self.tag_refs(opener.content, parent, at, cell, opener.content.find(attrs) if attrs else 0)
-        stack[-1][1].append(d.HtmlSpan(tag, attrs, _merge_text(nodes), refs))
+        stack[-1][1].append(htmlkinds.span(tag, attrs, _merge_text(nodes), refs))
         return True
 
     def tag_refs(self, html: str, parent: Token, offset: int, cell: int | None, lead: int) -> tuple[d.Ref, ...]:

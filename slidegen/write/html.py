@@ -56,6 +56,7 @@ from slidegen.deck.nodes import (
     CodeBlock,
     Deck,
     DeckEntry,
+    Diagram,
     Emph,
     Figure,
     Footnote,
@@ -266,6 +267,8 @@ class _Renderer:
                 return self.bullet_list(node)
             case OrderedList():
                 return self.ordered_list(node)
+            case Diagram():
+                return self.diagram(node)
             case CodeBlock():
                 return self.code_block(node)
             case MathBlock():
@@ -312,8 +315,6 @@ class _Renderer:
         return Markup("<ol{}>\n{}\n</ol>").format(start, self.list_items(node.items, each))
 
     def code_block(self, node: CodeBlock) -> Markup:
-        if comp.is_diagram(node):
-            return self.diagram(node)
         lines = highlight_lines(node.code, node.lang)
         steps = node.steps if self.clicks else ()
         lit = set(steps[0]) if steps else set()
@@ -338,7 +339,7 @@ class _Renderer:
             )
         return Markup("<div{}>{}<pre><code>{}</code></pre></div>").format(attrs, markers, Markup("").join(rows))
 
-    def diagram(self, node: CodeBlock) -> Markup:
+    def diagram(self, node: Diagram) -> Markup:
         """A Mermaid fence: its text, which the page's script replaces by the drawn SVG."""
         return Markup('<div class="mermaid-diagram" role="img"><pre class="mermaid-source">{}</pre></div>').format(
             node.code

@@ -1,21 +1,21 @@
 """Pictures of the HTML blocks PowerPoint cannot draw (a ``<div>`` grid, an ``<iframe>``), through Chromium.
 
 Slidev's own PowerPoint export is a picture of every slide; here only the regions PowerPoint
-cannot draw natively are pictures, and everything else stays editable text. A block needs a
-picture when :func:`needs_picture` says so: not a ``<style>`` (it styles the page), not a lone
-wrapper tag around Markdown (the Markdown is drawn), not only ``<img>`` tags (figures), not a
-component (pictured by its own job). Its picture is drawn by :mod:`slidegen.write.snapshot` in the
-same Chromium as the components', from a page holding the theme, the slide's own ``<style>``
-blocks (scoped as on the slide) and the block, laid out as wide as a slide's body, then narrowed to what it draws. The
-page runs no script and loads nothing: its pictures are inlined, and each ``<iframe>`` is drawn
-as a box showing the address it would load. Without Chromium the block is left out of
-PowerPoint with a warning at its line (:mod:`slidegen.write.pptx.content`).
+cannot draw natively are pictures, and everything else stays editable text. A block is pictured
+when the reader typed it an :class:`~slidegen.deck.nodes.HtmlRegion` (:mod:`slidegen.deck.htmlkinds`):
+not a ``<style>`` (it styles the page), not a lone wrapper tag around Markdown (the Markdown is
+drawn), not only ``<img>`` tags (figures), not a component (pictured by its own job). Its picture is
+drawn by :mod:`slidegen.write.snapshot` in the same Chromium as the components', from a page holding
+the theme, the slide's own ``<style>`` blocks (scoped as on the slide) and the block, laid out as
+wide as a slide's body, then narrowed to what it draws. The page runs no script and loads nothing:
+its pictures are inlined, and each ``<iframe>`` is drawn as a box showing the address it would
+load. Without Chromium the block is left out of PowerPoint with a warning at its line
+(:mod:`slidegen.write.pptx.content`).
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import html
 import mimetypes
 import re
@@ -24,12 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from slidegen import paths
-from slidegen.deck import builtins as slidev_builtins
 from slidegen.deck import clicks, rawhtml, rawimages
 from slidegen.deck.layouts import layout
-from slidegen.deck.nodes import Block, Deck, RawHtml, Slide, slide_blocks, walk_blocks
+from slidegen.deck.nodes import Block, Deck, HtmlRegion, RawHtml, Slide, slide_blocks, walk_blocks
 from slidegen.errors import Diagnostic, SlidegenError, display_path
-from slidegen.media import components as comp
 
 if TYPE_CHECKING:
     from slidegen.write.picture_jobs import Job
@@ -42,34 +40,6 @@ PAGE_FORMAT = 1
 
 IFRAME_RE = re.compile(r"<iframe\b([^<>]*)>(.*?)</iframe\s*>|<iframe\b([^<>]*)/?>", re.IGNORECASE | re.DOTALL)
 _ATTR_RE = r"""\s{0}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))"""
-
-
-def needs_picture(block: RawHtml) -> bool:
-    """Whether PowerPoint shows ``block`` as a picture of it (see the module's docstring)."""
-    text = block.html
-    if rawhtml.is_style(text) or rawhtml.closing(text) or comp.html_instances(text, 0, 0):
-        return False
-    if slidev_builtins.only_builtins(text):
-        return False  # Slidev's <Tweet>, <Toc>...: nothing slidegen can draw (check warns)
-    opened = rawhtml.opening(text.strip())
-    if opened is not None and not opened[2]:
-        return False  # a lone wrapper tag: the Markdown it holds is drawn
-    return not rawimages.only_images(text) and not _invisible(text)
-
-
-_UNSEEN_RE = re.compile(
-    r"<!--.*?-->|<script\b.*?</script\s*>|</?(?:br|wbr|meta|link|base|script)\b[^>]*>", re.DOTALL | re.IGNORECASE
-)
-
-
-def _invisible(text: str) -> bool:
-    """Whether an HTML block draws nothing: comments, scripts, line breaks (no picture; PowerPoint warns)."""
-    return not _UNSEEN_RE.sub("", text).strip()
-
-
-def picture_key(block: RawHtml) -> str:
-    """The media key the PowerPoint writer finds the block's picture under."""
-    return f"{KIND}:{block.line}:{hashlib.sha256(block.html.encode()).hexdigest()[:16]}"
 
 
 def alt_text(block: RawHtml) -> str:
@@ -188,10 +158,8 @@ def deck_jobs(deck: Deck, root: Path | None = None) -> list[Job]:
             width = slot_width(slide, slot, BODY_WIDTH_PX)
             for block in walk_blocks(blocks):
                 for part in clicks.parts(block) if isinstance(block, RawHtml) else ():
-                    if needs_picture(part):
-                        jobs.append(
-                            Job(picture_key(part), KIND, page(part, slide, deck, root, width), where, part.line)
-                        )
+                    if isinstance(part, HtmlRegion):
+                        jobs.append(Job(part.picture_key, KIND, page(part, slide, deck, root, width), where, part.line))
     return jobs
 
 

@@ -279,7 +279,7 @@ def deck_jobs(
     where = {s.index: display_path(deck.slide_path(s)) for s in deck.slides}  # an imported slide: its own file
     tags = comp.by_tag(found)
     jobs = [component_job(i, tags[i.tag], where[i.slide], runs_dir) for i in comp.instances(deck) if i.tag in tags]
-    jobs += [diagram_job(comp.diagram_key(b.code), b.code, where[n], b.line) for b, n in comp.diagrams(deck)]
+    jobs += [diagram_job(b.picture_key, b.code, where[n], b.line) for b, n in comp.diagrams(deck)]
     return jobs + htmlpictures.deck_jobs(deck, root)
 
 

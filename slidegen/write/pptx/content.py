@@ -220,7 +220,7 @@ def _runs(nodes: tuple[d.Inline, ...], ctx: Context, line: int, **style: Any) ->
                     "put it in a paragraph of its own to show the picture",
                 )
                 out.append(Run(f"[{node.alt}]", **style))
-            case d.HtmlSpan() if comp.is_custom_tag(node.tag):
+            case d.Component():
                 pass  # a component: its paragraph shows it as a picture (see _blocks)
             case d.HtmlSpan():
                 timed = _span_timing(node, ctx, style)
@@ -338,11 +338,9 @@ def _blocks(  # noqa: C901 (one branch per block node type)
                     mark = _mark(items)
                     _blocks(item.blocks, ctx, items, depth + 1, ("number", block.start + i), italic, units)
                     _stamp(items, mark, units.get(id(item)))
-            case d.CodeBlock() if comp.is_diagram(block):
+            case d.Diagram():
                 items.append(
-                    FigureItem(
-                        comp.diagram_key(block.code), mermaid.alt_text(block.code), None, block.line, PICTURE_EMU_PER_PX
-                    )
+                    FigureItem(block.picture_key, mermaid.alt_text(block.code), None, block.line, PICTURE_EMU_PER_PX)
                 )
             case d.CodeBlock():
                 numbered = block.line_numbers if block.line_numbers is not None else ctx.deck.settings.line_numbers
@@ -443,9 +441,7 @@ def _timed(para: Para, timing: d.Timing) -> Para:
 
 
 def _component(node: d.Inline) -> bool:
-    return isinstance(node, (d.HtmlSpan, d.RawInline)) and bool(
-        comp.html_instances(f"<{node.tag}{node.attrs}>" if isinstance(node, d.HtmlSpan) else node.html, 0, 0)
-    )
+    return isinstance(node, d.Component)
 
 
 def _component_item(inst: comp.Instance) -> FigureItem:
@@ -453,36 +449,42 @@ def _component_item(inst: comp.Instance) -> FigureItem:
     return FigureItem(inst.key, inst.attr("alt") or f"<{inst.tag}>", None, inst.line, PICTURE_EMU_PER_PX)
 
 
-def _raw_html(block: d.RawHtml, ctx: Context, items: list[Item] | None = None) -> None:
-    """An HTML block: a picture of it (drawn through Chromium, :mod:`slidegen.write.htmlpictures`) when the
-    build has one, else left out with a warning.
+def _raw_html(block: d.RawHtml, ctx: Context, items: list[Item]) -> None:
+    """An HTML block, as the reader typed it (:mod:`slidegen.deck.htmlkinds`): a component block shows a picture
+    of each of its elements and nothing else; an HTML region a picture of it (drawn through Chromium,
+    :mod:`slidegen.write.htmlpictures`) when the build has one, else it is left out with a warning.
 
-    A ``<style>`` (it styles the HTML page only) and a lone wrapper tag (``<div class="x">`` ...
-    ``</div>`` around Markdown, which is drawn) are left out without one. The components in it are
-    pictures (added to ``items``), the rest of the block left out; ``<img>`` tags alone are figures.
+    Of a plain block, ``<img>`` tags alone are figures; a ``<style>`` (it styles the HTML page only), a lone
+    wrapper tag (``<div class="x">`` ... ``</div>`` around Markdown, which is drawn) and Slidev's built-ins are
+    left out without a warning; anything else with one.
     """
     html = block.html
-    shown = comp.block_instances(block, 0)
-    if shown and items is not None:
-        items += [_component_item(inst) for inst in shown]
-        return
-    if items is not None and (pictures := rawimages.only_images(html)):
-        items += [FigureItem(src, alt, None, block.line) for src, alt in pictures]  # <img> tags: figures
-        return
-    if rawhtml.is_style(html) or rawhtml.closing(html) or (rawhtml.opening(html) or ("", "", True))[2] is False:
-        return
-    if slidev_builtins.only_builtins(html):  # Slidev's <Tweet>, <Toc>...: nothing to draw (check warns)
-        return
-    key = htmlpictures.picture_key(block)
-    if items is not None and htmlpictures.needs_picture(block) and key in ctx.pictures:
-        items.append(FigureItem(key, htmlpictures.alt_text(block), None, block.line, PICTURE_EMU_PER_PX))
-        for url, offset in htmlpictures.iframes(html):
-            if htmlpictures.remote(url):
-                ctx.warn(
-                    block.line + offset,
-                    f"<iframe> shows the web page {url}, which needs the network; PowerPoint shows its address",
-                )
-        return
+    match block:
+        case d.ComponentBlock():
+            items += [_component_item(inst) for inst in comp.block_instances(block, 0)]
+            return
+        case d.HtmlRegion() if block.picture_key in ctx.pictures:
+            items.append(
+                FigureItem(block.picture_key, htmlpictures.alt_text(block), None, block.line, PICTURE_EMU_PER_PX)
+            )
+            for url, offset in htmlpictures.iframes(html):
+                if htmlpictures.remote(url):
+                    ctx.warn(
+                        block.line + offset,
+                        f"<iframe> shows the web page {url}, which needs the network; PowerPoint shows its address",
+                    )
+            return
+        case d.HtmlRegion():
+            pass
+        case _ if pictures := rawimages.only_images(html):
+            items += [FigureItem(src, alt, None, block.line) for src, alt in pictures]  # <img> tags: figures
+            return
+        case _ if (
+            rawhtml.is_style(html) or rawhtml.closing(html) or (rawhtml.opening(html) or ("", "", True))[2] is False
+        ):
+            return
+        case _ if slidev_builtins.only_builtins(html):  # Slidev's <Tweet>, <Toc>...: nothing to draw (check warns)
+            return
     first = html.split("\n", 1)[0]
     first = first if len(first) <= 40 else first[:40] + "..."
     ctx.warn(
