@@ -68,8 +68,10 @@ class Layout:
 
     def state_dict(self, row: torch.Tensor, cfg: ModelConfig) -> dict[str, torch.Tensor]:
         """One model's weights (a row (P,) of a stack) under Decoder.state_dict()'s names."""
-        out = {n: row[self.offsets[n] : self.offsets[n] + math.prod(self.shapes[n])].view(self.shapes[n]).clone()
-               for n in self.names}  # fmt: skip
+        out = {
+            n: row[self.offsets[n] : self.offsets[n] + math.prod(self.shapes[n])].view(self.shapes[n]).clone()
+            for n in self.names
+        }
         if cfg.tie_embeddings:  # state_dict lists the shared matrix under both names
             out["lm_head.weight"] = out["wte.weight"]
         return out

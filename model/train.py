@@ -316,9 +316,13 @@ class Progress:
 
 
 def _train_stack(
-    cfg: ModelConfig, runs: list[TrainConfig], corpus: Corpus, checkpoint: str | os.PathLike | None,
-    on_eval: Callable[[int, dict], None] | None, stop_at: int | None,
-) -> list[TrainResult]:  # fmt: skip
+    cfg: ModelConfig,
+    runs: list[TrainConfig],
+    corpus: Corpus,
+    checkpoint: str | os.PathLike | None,
+    on_eval: Callable[[int, dict], None] | None,
+    stop_at: int | None,
+) -> list[TrainResult]:
     t_start = time.perf_counter()
     M, T, B = len(runs), cfg.context, runs[0].batch
     steps = max(r.steps for r in runs)
@@ -330,27 +334,47 @@ def _train_stack(
     lr = torch.zeros(steps, M, dtype=torch.float64)  # 0 past a run's own last step
     for m, r in enumerate(runs):
         lr[: r.steps, m] = torch.tensor([lr_at(k, r) for k in range(r.steps)], dtype=torch.float64)
-    opt = Optimizer(runs[0].optimizer, lr, [r.betas for r in runs], [r.eps for r in runs],
-                    [r.weight_decay for r in runs], layout.lr_scales(cfg),
-                    [r.bias_correction for r in runs])  # fmt: skip
+    opt = Optimizer(
+        runs[0].optimizer,
+        lr,
+        [r.betas for r in runs],
+        [r.eps for r in runs],
+        [r.weight_decay for r in runs],
+        layout.lr_scales(cfg),
+        [r.bias_correction for r in runs],
+    )
     clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])  # (M,); inf: never clips
     batches = Batches(corpus.train, [r.data_seed_value for r in runs], B, T)
     xv, yv = val_windows(corpus.val, T)
     p = Progress(
-        step=0, losses=torch.zeros(steps, M), grad_norms=torch.zeros(steps, M),
-        interval=torch.zeros(M, dtype=torch.float64), norm=torch.full((M,), math.nan),
-        curves=[{k: [] for k in CURVES} for _ in runs], running=list(range(M)),
-        diverged_at=[None] * M, stopped_at=[r.steps for r in runs], final=theta.clone(),
-    )  # fmt: skip
+        step=0,
+        losses=torch.zeros(steps, M),
+        grad_norms=torch.zeros(steps, M),
+        interval=torch.zeros(M, dtype=torch.float64),
+        norm=torch.full((M,), math.nan),
+        curves=[{k: [] for k in CURVES} for _ in runs],
+        running=list(range(M)),
+        diverged_at=[None] * M,
+        stopped_at=[r.steps for r in runs],
+        final=theta.clone(),
+    )
 
     def save() -> None:
         if checkpoint is not None:
             progress = dataclasses.asdict(p) | {"seconds": p.seconds + time.perf_counter() - t_start}
-            save_checkpoint(checkpoint, {
-                "version": CHECKPOINT_VERSION, "step": p.step, "model_config": config_dict(cfg),
-                "train_configs": [config_dict(r) for r in runs], "theta": theta.clone(),
-                "optimizer": opt.state_dict(), "batches": batches.state(), "progress": progress,
-            })  # fmt: skip
+            save_checkpoint(
+                checkpoint,
+                {
+                    "version": CHECKPOINT_VERSION,
+                    "step": p.step,
+                    "model_config": config_dict(cfg),
+                    "train_configs": [config_dict(r) for r in runs],
+                    "theta": theta.clone(),
+                    "optimizer": opt.state_dict(),
+                    "batches": batches.state(),
+                    "progress": progress,
+                },
+            )
 
     if checkpoint is not None and Path(checkpoint).exists():
         ck = load_checkpoint(checkpoint)
@@ -367,8 +391,13 @@ def _train_stack(
         for m in due:
             c = p.curves[m]
             n = step - c["step"][-1] if c["step"] else 0  # updates since the last evaluation
-            rec = {"step": step, "train_loss": float(p.interval[m]) / n if n else math.nan, "val_loss": val[m],
-                   "grad_norm": float(p.norm[m]), "lr": lr_at(max(step - 1, 0), runs[m])}  # fmt: skip
+            rec = {
+                "step": step,
+                "train_loss": float(p.interval[m]) / n if n else math.nan,
+                "val_loss": val[m],
+                "grad_norm": float(p.norm[m]),
+                "lr": lr_at(max(step - 1, 0), runs[m]),
+            }
             for k, v in rec.items():
                 c[k].append(v)
             p.interval[m] = 0.0

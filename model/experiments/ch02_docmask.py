@@ -145,9 +145,13 @@ def token_losses(net: StackedDecoder, x: torch.Tensor, y: torch.Tensor, doc: tor
 
 
 def train_packed(
-    cfg: ModelConfig, runs: list[TrainConfig], corpus: Corpus, docs: torch.Tensor | None,
-    val_docs: torch.Tensor | None = None, on_eval: Callable[[int, dict], None] | None = None,
-) -> list[TrainResult]:  # fmt: skip
+    cfg: ModelConfig,
+    runs: list[TrainConfig],
+    corpus: Corpus,
+    docs: torch.Tensor | None,
+    val_docs: torch.Tensor | None = None,
+    on_eval: Callable[[int, dict], None] | None = None,
+) -> list[TrainResult]:
     """Train len(runs) Decoders as one stack, as train_many(..., workers=1) does, with the
     document mask when `docs` (the document of each training character) is given; the
     evaluations use `val_docs` (the document of each validation character) with it."""
@@ -163,9 +167,15 @@ def train_packed(
     lr = torch.zeros(steps, M, dtype=torch.float64)
     for m, r in enumerate(runs):
         lr[: r.steps, m] = torch.tensor([lr_at(k, r) for k in range(r.steps)], dtype=torch.float64)
-    opt = Optimizer(runs[0].optimizer, lr, [r.betas for r in runs], [r.eps for r in runs],
-                    [r.weight_decay for r in runs], layout.lr_scales(cfg),
-                    [r.bias_correction for r in runs])  # fmt: skip
+    opt = Optimizer(
+        runs[0].optimizer,
+        lr,
+        [r.betas for r in runs],
+        [r.eps for r in runs],
+        [r.weight_decay for r in runs],
+        layout.lr_scales(cfg),
+        [r.bias_correction for r in runs],
+    )
     clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])
     seeds = [r.data_seed_value for r in runs]
     masked = docs is not None
@@ -186,8 +196,13 @@ def train_packed(
         for m in due:
             c = curves[m]
             n = step - c["step"][-1] if c["step"] else 0
-            rec = {"step": step, "train_loss": float(interval[m]) / n if n else math.nan, "val_loss": val[m],
-                   "grad_norm": float(norm[m]), "lr": lr_at(max(step - 1, 0), runs[m])}  # fmt: skip
+            rec = {
+                "step": step,
+                "train_loss": float(interval[m]) / n if n else math.nan,
+                "val_loss": val[m],
+                "grad_norm": float(norm[m]),
+                "lr": lr_at(max(step - 1, 0), runs[m]),
+            }
             for key, v in rec.items():
                 c[key].append(v)
             interval[m] = 0.0
@@ -233,13 +248,23 @@ def train_packed(
         n = stopped[m]
         ok = diverged[m] is None and n == r.steps
         c = curves[m]
-        results.append(TrainResult(
-            model_config=config_dict(cfg), train_config={**config_dict(r), "data_seed": r.data_seed_value},
-            val_loss_init=c["val_loss"][0], val_loss_final=c["val_loss"][-1] if ok else math.nan,
-            train_loss_final=c["train_loss"][-1] if ok else math.nan, steps=n, seconds=seconds,
-            tokens_seen=n * B * T, diverged_at=diverged[m], curves=c, step_losses=losses[:n, m].tolist(),
-            step_grad_norms=norms[:n, m].tolist(), state_dict=layout.state_dict(final[m], cfg),
-        ))  # fmt: skip
+        results.append(
+            TrainResult(
+                model_config=config_dict(cfg),
+                train_config={**config_dict(r), "data_seed": r.data_seed_value},
+                val_loss_init=c["val_loss"][0],
+                val_loss_final=c["val_loss"][-1] if ok else math.nan,
+                train_loss_final=c["train_loss"][-1] if ok else math.nan,
+                steps=n,
+                seconds=seconds,
+                tokens_seen=n * B * T,
+                diverged_at=diverged[m],
+                curves=c,
+                step_losses=losses[:n, m].tolist(),
+                step_grad_norms=norms[:n, m].tolist(),
+                state_dict=layout.state_dict(final[m], cfg),
+            )
+        )
     return results
 
 
@@ -323,8 +348,9 @@ def docmask(ctx: RunContext) -> Outcome:
     S = len(ctx.seeds)
     for a, arm in enumerate(ARMS):
         hook = progress(ctx, cfg.train, a / len(ARMS), 1 / len(ARMS))
-        arm_model, arm_corpus, arm_docs = (sep_model, sep_corpus, sep_train_docs) if arm in SEPARATED else (
-            model, corpus, train_docs)  # fmt: skip
+        arm_model, arm_corpus, arm_docs = (
+            (sep_model, sep_corpus, sep_train_docs) if arm in SEPARATED else (model, corpus, train_docs)
+        )
         if arm in MASKED:
             results[arm] = train_packed(arm_model, ladder, arm_corpus, arm_docs, val_docs, on_eval=hook)
         else:
@@ -334,10 +360,11 @@ def docmask(ctx: RunContext) -> Outcome:
         chosen[arm] = results[arm][b * S : (b + 1) * S]
         m |= {
             f"ch02.docmask.{arm}.lr": exact(cfg.lrs[b], "", f"learning rate chosen for the {arm} arm", 1),
-            f"ch02.docmask.{arm}.edge": exact(int(b in (0, len(cfg.lrs) - 1)), "",
-                                              f"1 if the {arm} arm's chosen rate is at the sweep's edge"),
+            f"ch02.docmask.{arm}.edge": exact(
+                int(b in (0, len(cfg.lrs) - 1)), "", f"1 if the {arm} arm's chosen rate is at the sweep's edge"
+            ),
             f"ch02.docmask.{arm}.val": measured(finals[b], "nats", f"validation loss, {arm} arm at its chosen rate"),
-        }  # fmt: skip
+        }
         for i, lr in enumerate(cfg.lrs):
             m[f"ch02.docmask.{arm}.sweep{i}.val"] = measured(
                 finals[i], "nats", f"validation loss, {arm} arm at learning rate {lr:g}"
@@ -354,11 +381,14 @@ def docmask(ctx: RunContext) -> Outcome:
     for as_trained, other in (("nomask", "nomask_eval_mask"), ("mask", "mask_eval_nomask")):
         if not np.array_equal(scores[as_trained]["far"], scores[other]["far"]):
             raise AssertionError("the mask changed a prediction far from any boundary")
-    what = {"nomask": "no mask, evaluated without", "mask": "mask, evaluated with it",
-            "nomask_eval_mask": "no mask, evaluated with the mask",
-            "mask_eval_nomask": "the mask, evaluated without it",
-            "sep": "separators, no mask, evaluated without",
-            "sep_mask": "separators and the mask, evaluated with it"}  # fmt: skip
+    what = {
+        "nomask": "no mask, evaluated without",
+        "mask": "mask, evaluated with it",
+        "nomask_eval_mask": "no mask, evaluated with the mask",
+        "mask_eval_nomask": "the mask, evaluated without it",
+        "sep": "separators, no mask, evaluated without",
+        "sep_mask": "separators and the mask, evaluated with it",
+    }
     for name, per in scores.items():
         for key, v in per.items():
             where = "far from a boundary" if key == "far" else f"a scene's first {key[5:]} characters"
@@ -376,47 +406,62 @@ def docmask(ctx: RunContext) -> Outcome:
                 b_ - a_, "nats", f"{key}: each arm evaluated as trained, mask minus no mask (same seeds)"
             ),
             f"ch02.docmask.mask_drop.{key}": spread(
-                scores["mask_eval_nomask"][key] - b_, "nats",
+                scores["mask_eval_nomask"][key] - b_,
+                "nats",
                 f"{key}: the masked arm evaluated without the mask minus with it",
             ),
-        }  # fmt: skip
+        }
     for key in scores["mask"]:
         for name in ("sep", "sep_mask"):
             m[f"ch02.docmask.{name}_minus_mask.{key}"] = spread(
-                scores[name][key] - scores["mask"][key], "nats",
+                scores[name][key] - scores["mask"][key],
+                "nats",
                 f"{key}: the {what[name]} arm minus the mask arm (same seeds)",
-            )  # fmt: skip
+            )
         m[f"ch02.docmask.sep_minus_nomask.{key}"] = spread(
-            scores["sep"][key] - scores["nomask"][key], "nats",
+            scores["sep"][key] - scores["nomask"][key],
+            "nats",
             f"{key}: the separator arm (no mask) minus the no-mask arm (same seeds)",
-        )  # fmt: skip
+        )
     val = {arm: np.array([r.val_loss_final for r in chosen[arm]]) for arm in ARMS}
     crossing = windows_crossing([s for s in starts if 0 < s < n_train], n_train, T)
     m |= {
-        "ch02.docmask.val_diff": spread(val["mask"] - val["nomask"], "nats",
-                                        "validation loss, mask arm minus no-mask arm (same seeds)"),
-        "ch02.docmask.sep_val_diff": spread(val["sep"] - val["nomask"], "nats",
-                                            "validation loss, separator arm minus no-mask arm (same seeds)"),
+        "ch02.docmask.val_diff": spread(
+            val["mask"] - val["nomask"], "nats", "validation loss, mask arm minus no-mask arm (same seeds)"
+        ),
+        "ch02.docmask.sep_val_diff": spread(
+            val["sep"] - val["nomask"], "nats", "validation loss, separator arm minus no-mask arm (same seeds)"
+        ),
         # the sd alone, for differences whose mean is smaller than it (a slide then says "within its spread")
-        "ch02.docmask.val_diff_sd": exact(float(np.std(val["mask"] - val["nomask"], ddof=1)), "nats",
-                                          "sd over seeds of the validation loss, mask minus no mask", 1),
-        "ch02.docmask.far_diff_sd": exact(float(np.std(scores["mask"]["far"] - scores["nomask"]["far"], ddof=1)),
-                                          "nats", "sd over seeds of the far loss, mask minus no mask", 1),
+        "ch02.docmask.val_diff_sd": exact(
+            float(np.std(val["mask"] - val["nomask"], ddof=1)),
+            "nats",
+            "sd over seeds of the validation loss, mask minus no mask",
+            1,
+        ),
+        "ch02.docmask.far_diff_sd": exact(
+            float(np.std(scores["mask"]["far"] - scores["nomask"]["far"], ddof=1)),
+            "nats",
+            "sd over seeds of the far loss, mask minus no mask",
+            1,
+        ),
         "ch02.docmask.sep_token": exact(sep, "", "id of the separator token (one more than the vocabulary)"),
-        "ch02.docmask.sep_count": exact(len(sep_train_starts) - 1, "separators",
-                                        "separators in the separator arms' training text"),
+        "ch02.docmask.sep_count": exact(
+            len(sep_train_starts) - 1, "separators", "separators in the separator arms' training text"
+        ),
         "ch02.docmask.steps": exact(cfg.train.steps, "steps", "steps of every run"),
         "ch02.docmask.lr_low": exact(min(cfg.lrs), "", "lowest learning rate of the sweep", 1),
         "ch02.docmask.lr_high": exact(max(cfg.lrs), "", "highest learning rate of the sweep", 1),
         "ch02.docmask.rates": exact(len(cfg.lrs), "rates", "learning rates swept per arm"),
         "ch02.docmask.train_crossing": exact(crossing, "windows", "training windows that hold a scene boundary"),
-        "ch02.docmask.train_crossing_share": exact(crossing / (n_train - T), "",
-                                                   "share of training windows that hold a scene boundary", 2),
+        "ch02.docmask.train_crossing_share": exact(
+            crossing / (n_train - T), "", "share of training windows that hold a scene boundary", 2
+        ),
         "ch02.docmask.heldout_overlap": exact(overlap, "windows", "validation windows overlapping training text (0)"),
         "ch02.docmask.val_crossing": exact(val_crossing, "windows", "validation windows that hold a scene boundary"),
         "ch02.docmask.mac_boundaries": exact(len(mac_starts) - 1, "boundaries", "scene boundaries in Macbeth"),
         "ch02.docmask.far_count": exact(int(far.keep.sum()), "predictions", "Macbeth predictions far from a boundary"),
-    }  # fmt: skip
+    }
     for k in cfg.first:
         m[f"ch02.docmask.first{k}_chars"] = exact(k, "characters", f"k, a scene's first {k} characters (chosen first)")
         m[f"ch02.docmask.first{k}_count"] = exact(
@@ -436,4 +481,4 @@ def docmask(ctx: RunContext) -> Outcome:
             "step": chosen["mask"][0].curves["step"],
             "val_loss": np.array([[r.curves["val_loss"] for r in chosen[arm]] for arm in ARMS]),  # (arms, seeds, evals)
         },
-    )  # fmt: skip
+    )

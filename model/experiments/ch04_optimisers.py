@@ -234,8 +234,11 @@ def bias(ctx: RunContext) -> Outcome:
     ctx.report_progress(0.3, "the loss grid")
     # the loss grid: warmup x arm x rate x seed, one stack
     cells = [(w, a, lr) for w in c.warmups for a in ARMS for lr in c.lrs]
-    runs = [replace(c.train, warmup=w, bias_correction=a == "corrected", lr=lr, seed=s) for w, a, lr in cells
-            for s in ctx.seeds]  # fmt: skip
+    runs = [
+        replace(c.train, warmup=w, bias_correction=a == "corrected", lr=lr, seed=s)
+        for w, a, lr in cells
+        for s in ctx.seeds
+    ]
     results = train_many(ModelConfig(), runs, corpus, workers=1, on_eval=progress(ctx, c.train, 0.3, 0.7))
     step = results[0].curves["step"]
     val = np.array([r.curves["val_loss"] for r in results]).reshape(len(c.warmups), 2, R, S, len(step))
@@ -270,14 +273,21 @@ def bias(ctx: RunContext) -> Outcome:
             upd["corrected"][:, -1] / c.train.lr,
             "",
             f"corrected Adam: RMS weight change of update {c.first} / learning rate",
-        ),  # fmt: skip
+        ),
         "ch04.bias.step_rms.last": spread(
             late / c.train.lr, "", f"corrected Adam: RMS weight change of update {c.train.steps} / learning rate"
         ),
     }
-    series: dict = {"t": t, "theory": theory, **{f"update_{a}": u for a, u in upd.items()}, "step": step,
-                    "lrs": list(c.lrs), "warmups": list(c.warmups), "finals": finals,
-                    "seeds": list(ctx.seeds)}  # fmt: skip
+    series: dict = {
+        "t": t,
+        "theory": theory,
+        **{f"update_{a}": u for a, u in upd.items()},
+        "step": step,
+        "lrs": list(c.lrs),
+        "warmups": list(c.warmups),
+        "finals": finals,
+        "seeds": list(ctx.seeds),
+    }
     for i, w in enumerate(c.warmups):
         tag = "" if w == 0 else "_warmup"
         best = {}
@@ -294,15 +304,18 @@ def bias(ctx: RunContext) -> Outcome:
                 finals[i, k, b], "nats", f"{a}, warmup {w}: validation loss at step {c.train.steps}, its best rate"
             )
         m[f"ch04.bias.diff{tag}.best"] = measured(
-            best["uncorrected"] - best["corrected"], "nats",
+            best["uncorrected"] - best["corrected"],
+            "nats",
             f"warmup {w}: uncorrected minus corrected at step {c.train.steps}, each at its best rate, paired by seed",
             2,
-        )  # fmt: skip
+        )
         for j, lr in enumerate(c.lrs):
             m[f"ch04.bias.diff{tag}.r{j}"] = measured(
-                finals[i, 1, j] - finals[i, 0, j], "nats",
-                f"warmup {w}, rate {lr:g}: uncorrected minus corrected at step {c.train.steps}, paired by seed", 2,
-            )  # fmt: skip
+                finals[i, 1, j] - finals[i, 0, j],
+                "nats",
+                f"warmup {w}, rate {lr:g}: uncorrected minus corrected at step {c.train.steps}, paired by seed",
+                2,
+            )
     return Outcome(measurements=m, series=series)
 
 
@@ -450,21 +463,28 @@ def sweep(ctx: RunContext) -> Outcome:
             if wd == t.weight_decay:
                 at_default[name] = finals[k, bk]
                 m[f"{key}.gain"] = measured(
-                    finals[k, bk] - finals[d, b], "nats",
-                    f"{N}: default decay minus best decay, each at its best rate, paired by seed", 2,
-                )  # fmt: skip
-        m.setdefault("ch04.sweep.norm_init", spread(
-            [init_norm(s) for s in ctx.seeds], "", "norm of the initial weights"))  # fmt: skip
+                    finals[k, bk] - finals[d, b],
+                    "nats",
+                    f"{N}: default decay minus best decay, each at its best rate, paired by seed",
+                    2,
+                )
+        m.setdefault(
+            "ch04.sweep.norm_init", spread([init_norm(s) for s in ctx.seeds], "", "norm of the initial weights")
+        )
     pairs = [("adamw", "sgd"), ("adamw", "momentum"), ("adamw", "adam"), ("momentum", "sgd"), ("adam", "sgd")]
     for a, b_ in pairs:
         m[f"ch04.sweep.{a}_minus_{b_}"] = measured(
-            bests[a] - bests[b_], "nats",
-            f"{NAMES[a]} minus {NAMES[b_]}, each at its best (rate, decay), paired by seed", 2,
-        )  # fmt: skip
+            bests[a] - bests[b_],
+            "nats",
+            f"{NAMES[a]} minus {NAMES[b_]}, each at its best (rate, decay), paired by seed",
+            2,
+        )
         m[f"ch04.sweep.{a}_minus_{b_}.at_default_wd"] = measured(
-            at_default[a] - at_default[b_], "nats",
-            f"{NAMES[a]} minus {NAMES[b_]}, both at the default decay, each at its best rate, paired by seed", 2,
-        )  # fmt: skip
+            at_default[a] - at_default[b_],
+            "nats",
+            f"{NAMES[a]} minus {NAMES[b_]}, both at the default decay, each at its best rate, paired by seed",
+            2,
+        )
     zero_w, zero_a = c.decays["adamw"].index(0.0), c.decays["adam"].index(0.0)
     if c.lrs["adam"] == c.lrs["adamw"]:
         R, Sx = len(c.lrs["adam"]), S

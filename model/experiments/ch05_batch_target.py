@@ -134,10 +134,19 @@ def _rank(cross: np.ndarray) -> tuple[int, float]:
 
 
 @experiment(
-    "ch05.batch_target", config=BatchTarget(), seeds=SEEDS,
-    quick={"ladders": ((8, (2e-2, 6e-2)), (16, (2e-2, 6e-2)), (32, (2e-2, 6e-2))), "target": 3.0,
-           "cap_chars": 8_192, "eval_chars": 512, "chunk_chars": 4_096, "warmup_chars": 1_024, "boot": 50},
-)  # fmt: skip
+    "ch05.batch_target",
+    config=BatchTarget(),
+    seeds=SEEDS,
+    quick={
+        "ladders": ((8, (2e-2, 6e-2)), (16, (2e-2, 6e-2)), (32, (2e-2, 6e-2))),
+        "target": 3.0,
+        "cap_chars": 8_192,
+        "eval_chars": 512,
+        "chunk_chars": 4_096,
+        "warmup_chars": 1_024,
+        "boot": 50,
+    },
+)
 def batch_target(ctx: RunContext) -> Outcome:
     """Batch sizes trained at a constant rate until they reach the target, each at its own best
     rate: seeds reached, steps and characters to the target, and the critical batch with its interval."""
@@ -157,8 +166,9 @@ def batch_target(ctx: RunContext) -> Outcome:
         )
         chunk = max(1, cfg.chunk_chars // per_step)
         rates = list(ladder)
-        res = train_to_target(mcfg, [replace(t, lr=r, seed=s) for r in rates for s in ctx.seeds], corpus,
-                              cfg.target, chunk)  # fmt: skip
+        res = train_to_target(
+            mcfg, [replace(t, lr=r, seed=s) for r in rates for s in ctx.seeds], corpus, cfg.target, chunk
+        )
         cross = list(_crossings(res, cfg.target).reshape(len(rates), S))
         curves = [[r.curves for r in res[i * S : (i + 1) * S]] for i in range(len(rates))]
         # a best rate at an end of the ladder is not tuned: add ch05.sweep's next rung beyond it (once)
@@ -168,18 +178,34 @@ def batch_target(ctx: RunContext) -> Outcome:
             if beyond:
                 new = max(beyond) if rates[i] == min(rates) else min(beyond)
                 known = float(cross[i].mean())  # NaN unless every seed of the best rate got there: no bound
-                more = train_to_target(mcfg, [replace(t, lr=new, seed=s) for s in ctx.seeds], corpus, cfg.target,
-                                       chunk, known if math.isfinite(known) else math.inf)  # fmt: skip
+                more = train_to_target(
+                    mcfg,
+                    [replace(t, lr=new, seed=s) for s in ctx.seeds],
+                    corpus,
+                    cfg.target,
+                    chunk,
+                    known if math.isfinite(known) else math.inf,
+                )
                 rates.append(new)
                 cross.append(_crossings(more, cfg.target))
                 curves.append([r.curves for r in more])
                 i = min(range(len(rates)), key=lambda j: _rank(cross[j]))
         c = cross[i]
-        rows.append({
-            "batch": B, "rates": rates, "best": i, "cross": c, "reached": int(np.isfinite(c).sum()), "cap": t.steps,
-            "warmup": t.warmup, "eval_every": t.eval_every, "edge": rates[i] in (min(rates), max(rates)),
-            "curves": curves[i], "rank": [_rank(x)[1] for x in cross],
-        })  # fmt: skip
+        rows.append(
+            {
+                "batch": B,
+                "rates": rates,
+                "best": i,
+                "cross": c,
+                "reached": int(np.isfinite(c).sum()),
+                "cap": t.steps,
+                "warmup": t.warmup,
+                "eval_every": t.eval_every,
+                "edge": rates[i] in (min(rates), max(rates)),
+                "curves": curves[i],
+                "rank": [_rank(x)[1] for x in cross],
+            }
+        )
         ctx.report_progress((k + 1) / len(cfg.ladders), f"batch {B}")
     base = rows[0]
     m: dict[str, Measurement] = {
@@ -195,7 +221,7 @@ def batch_target(ctx: RunContext) -> Outcome:
             sum(r["reached"] == S for r in rows),
             "batch sizes",
             "batch sizes whose every seed reached the target at its best rate",
-        ),  # fmt: skip
+        ),
         "ch05.bt.boot": exact(cfg.boot, "resamples", "bootstrap resamples of the seeds"),
         "ch05.bt.pct_low": exact(cfg.pct[0], "%", "the bootstrap interval's lower percentile point", 2),
         "ch05.bt.pct_high": exact(cfg.pct[1], "%", "the bootstrap interval's upper percentile point", 3),

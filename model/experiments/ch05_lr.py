@@ -283,8 +283,9 @@ def warmup(ctx: RunContext) -> Outcome:
     for j, w in enumerate(cfg.warmups):
         m[f"ch05.warmup.w{w}"] = exact(w, "steps", f"warmup steps of setting {j + 1}")
     # Adam's second-moment estimate over the first updates, warmup 0 and 100, at the best rate
-    adam = _adam_early(corpus, [replace(t, lr=cfg.rates[0], warmup=w, seed=s) for w in (0, 100) for s in ctx.seeds],
-                       cfg.adam_steps)  # fmt: skip
+    adam = _adam_early(
+        corpus, [replace(t, lr=cfg.rates[0], warmup=w, seed=s) for w in (0, 100) for s in ctx.seeds], cfg.adam_steps
+    )
     rms0, rms100 = adam[:, :S], adam[:, S:]  # (points, seeds)
     ctx.report_progress(1.0, "adam")
     steps_at = list(cfg.adam_steps)
@@ -342,9 +343,11 @@ SCHEDULE_NAMES = ("constant", "cosine", "wsd10", "wsd20")
 
 
 @experiment(
-    "ch05.schedules", config=Schedules(), seeds=SEEDS,
+    "ch05.schedules",
+    config=Schedules(),
+    seeds=SEEDS,
     quick={"train.steps": 40, "train.eval_every": 10, "branch_steps": 20},
-)  # fmt: skip
+)
 def schedules(ctx: RunContext) -> Outcome:
     """Constant, warmup + cosine, WSD with 10% and 20% decay, each at its own tuned rate; a WSD branch."""
     cfg: Schedules = ctx.config
@@ -452,9 +455,11 @@ class Batch:
 
 
 @experiment(
-    "ch05.batch", config=Batch(), seeds=SEEDS,
+    "ch05.batch",
+    config=Batch(),
+    seeds=SEEDS,
     quick={"budget": 16 * 8 * 40, "ladders": ((8, (2e-3, 6e-3)), (16, (6e-3, 2e-2))), "evals": 4},
-)  # fmt: skip
+)
 def batch(ctx: RunContext) -> Outcome:
     """Batch sizes at a fixed token budget, each at its own tuned rate: steps to a target loss, the
     critical batch, and the linear scaling rule from the smallest batch's tuned rate."""
@@ -475,8 +480,7 @@ def batch(ctx: RunContext) -> Outcome:
             rates.append(linear)
         runs = [replace(t, lr=r, seed=s) for r in rates for s in ctx.seeds]
         done = k / len(cfg.ladders)
-        res = train_many(ModelConfig(), runs, corpus, workers=1,
-                         on_eval=progress(ctx, t, done, 1 / len(cfg.ladders)))  # fmt: skip
+        res = train_many(ModelConfig(), runs, corpus, workers=1, on_eval=progress(ctx, t, done, 1 / len(cfg.ladders)))
         final = list(_final(res).reshape(len(rates), S))
         val = list(_val(res).reshape(len(rates), S, -1))
         # a best rate at either end of the rates tried is not tuned: add the sweep's next rung beyond it
@@ -503,11 +507,20 @@ def batch(ctx: RunContext) -> Outcome:
         if base_lr is None:
             base_b, base_lr = B, float(rates[i])
         st = res[0].curves["step"]
-        rows.append({
-            "batch": B, "steps": steps, "rates": rates, "best": i, "final": np.array(final), "val": np.array(val),
-            "step": st, "to_target": np.array([steps_to(st, v, cfg.target) for v in val[i]]),
-            "linear": linear, "edge": rates[i] in (min(rates), max(rates)),
-        })  # fmt: skip
+        rows.append(
+            {
+                "batch": B,
+                "steps": steps,
+                "rates": rates,
+                "best": i,
+                "final": np.array(final),
+                "val": np.array(val),
+                "step": st,
+                "to_target": np.array([steps_to(st, v, cfg.target) for v in val[i]]),
+                "linear": linear,
+                "edge": rates[i] in (min(rates), max(rates)),
+            }
+        )
     m: dict[str, Measurement] = {
         "ch05.batch.budget": exact(cfg.budget, "characters", "training characters of every batch size's run"),
         "ch05.batch.target": exact(cfg.target, "nats", "the validation loss each batch size must reach", 2),
@@ -597,9 +610,11 @@ class Noise:
 
 
 @experiment(
-    "ch05.noise", config=Noise(), seeds=SEEDS,
+    "ch05.noise",
+    config=Noise(),
+    seeds=SEEDS,
     quick={"train.steps": 20, "train.eval_every": 10, "at": (0, 10, 20), "examples": 16},
-)  # fmt: skip
+)
 def noise(ctx: RunContext) -> Outcome:
     """The simple gradient noise scale tr(Σ)/|G|² from per-window gradients along runs at the best rate."""
     cfg: Noise = ctx.config
@@ -663,5 +678,5 @@ def noise(ctx: RunContext) -> Outcome:
             "grad_sq": np.array(gsq).T,
             "val_loss": vl,
             "target": cfg.target,
-        },  # fmt: skip
+        },
     )
