@@ -189,6 +189,16 @@ class Optimizer:
                 p, g, self.state.get("momentum_buffer", g), c["lr"], c["weight_decay"], momentum, first=self.t == 1
             )
 
+    def rows(self, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        """A copy of the state of the models `mask` (M,) bool marks, for restore_rows."""
+        return {k: v[mask].clone() for k, v in self.state.items()}
+
+    def restore_rows(self, mask: torch.Tensor, rows: dict[str, torch.Tensor]) -> None:
+        """Put back the state rows(mask) copied (zeros where there was no state yet): those
+        models' updates since then are undone in the moments (the step count goes on)."""
+        for k, v in self.state.items():
+            v[mask] = rows.get(k, 0.0)
+
     def state_dict(self) -> dict:
         return {"t": self.t, **{k: v.clone() for k, v in self.state.items()}}
 

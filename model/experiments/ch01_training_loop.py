@@ -15,10 +15,8 @@
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import dataclass, field, replace
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -40,7 +38,7 @@ from model.experiments.registry import Measurement, Outcome, RunContext, experim
 from model.export import trainer_series
 from model.optim import Optimizer
 from model.stacked import StackedDecoder, init_stack
-from model.train import TrainConfig, TrainResult, lr_at, train_many
+from model.train import Step, TrainConfig, TrainResult, lr_at, train_many
 
 SEEDS = (0, 1, 2)
 TAIL_STEPS = 200  # "the end of a run": its last this many steps
@@ -516,29 +514,32 @@ def arithmetic(ctx: RunContext) -> Outcome:
     names = ("val_loss", "answer_loss1", "answer_loss2", "acc1", "acc2", "digit2")
     scores: list[list[tuple[float, ...]]] = [[] for _ in runs]  # per seed, per scored step: the six names
     by_twin = np.zeros((len(runs), 2))  # per seed, at the end: exact match on the sums with and without a twin
-    with tempfile.TemporaryDirectory() as tmp:
-        checkpoint = Path(tmp) / "seeds.pt"
-        for step in steps:
-            # The seeds train together; resuming from a checkpoint is bit for bit the uninterrupted
-            # run, so stopping to score between chunks does not change the training itself.
-            results = train_many(model_cfg, runs, corpus, checkpoint=checkpoint, stop_at=step)
-            for i, result in enumerate(results):
-                model = Decoder(model_cfg)
-                model.load_state_dict(result.state_dict or {})
-                v = corpus.vocab
-                scores[i].append(
-                    (
-                        _val_loss(model, corpus),
-                        answer_loss(model, v, one),
-                        answer_loss(model, v, two),
-                        exact_match(model, v, one),
-                        exact_match(model, v, two),
-                        _digit_accuracy(model, v, two),
-                    )
+    scored = set(steps)
+
+    def score(at: Step) -> bool:
+        """Score every seed's weights at a scored step (the seeds train on together); stop after the last."""
+        if at.step not in scored:
+            return False
+        for i in range(len(runs)):
+            model = Decoder(model_cfg)
+            model.load_state_dict(at.weights(i, model_cfg))
+            v = corpus.vocab
+            scores[i].append(
+                (
+                    _val_loss(model, corpus),
+                    answer_loss(model, v, one),
+                    answer_loss(model, v, two),
+                    exact_match(model, v, one),
+                    exact_match(model, v, two),
+                    _digit_accuracy(model, v, two),
                 )
-                if step == steps[-1]:
-                    by_twin[i] = exact_match(model, v, with_twin), exact_match(model, v, without_twin)
-            ctx.report_progress((step + 1) / (steps[-1] + 1), f"step {step}")
+            )
+            if at.step == steps[-1]:
+                by_twin[i] = exact_match(model, v, with_twin), exact_match(model, v, without_twin)
+        ctx.report_progress((at.step + 1) / (steps[-1] + 1), f"step {at.step}")
+        return at.step == steps[-1]
+
+    train_many(model_cfg, runs, corpus, workers=1, on_step=score)
     table = np.array(scores)  # (seeds, scored steps, 5)
     s = {name: table[..., k] for k, name in enumerate(names)}  # each (seeds, scored steps)
     acc1, acc2, digit2 = s["acc1"], s["acc2"], s["digit2"]

@@ -14,10 +14,8 @@
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -29,7 +27,7 @@ from model.experiments.common import exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.optim import OPTIMIZERS, Optimizer
 from model.stacked import init_stack
-from model.train import TrainConfig, TrainResult, load_checkpoint, train_many
+from model.train import Step, TrainConfig, TrainResult, train_many
 
 SEEDS = (0, 1, 2)
 NAMES = {"sgd": "SGD", "momentum": "momentum", "adam": "Adam", "adamw": "AdamW"}
@@ -72,16 +70,16 @@ def train_with_snapshots(
     at: Sequence[int],
     on_eval: Callable[[int, dict], None] | None = None,
 ) -> tuple[list[TrainResult], list[torch.Tensor]]:
-    """train_many on one stack, stopped and resumed (bit for bit) from a checkpoint at each step
-    of ``at``: the results and the stack's weights (M, P) at step 0 and at every step of ``at``."""
-    _, theta0 = init_stack(model_cfg, [r.seed for r in runs])
-    snapshots = [theta0.clone()]
-    results: list[TrainResult] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "stack.pt"
-        for stop in at:
-            results = train_many(model_cfg, runs, corpus, checkpoint=path, on_eval=on_eval, stop_at=stop)
-            snapshots.append(load_checkpoint(path)["theta"].clone())
+    """train_many on one stack, its weights (M, P) copied at step 0 and at every step of ``at``
+    (training stops at the last): the results and the snapshots."""
+    snapshots: list[torch.Tensor] = []
+
+    def snap(step: Step) -> bool:
+        copies = (step.step == 0) + list(at).count(step.step)
+        snapshots.extend(step.theta.clone() for _ in range(copies))
+        return step.step >= max(at)
+
+    results = train_many(model_cfg, runs, corpus, on_eval=on_eval, workers=1, on_step=snap)
     return results, snapshots
 
 

@@ -14,10 +14,8 @@ the default run's (AdamW, clip 1.0, weight decay 0.01).
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +25,7 @@ from model.decoder import ModelConfig
 from model.experiments.ch05_lr import RATES, SEEDS, Batch, steps_to
 from model.experiments.common import exact, measured, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
-from model.train import TrainConfig, TrainResult, train_many
+from model.train import Step, TrainConfig, TrainResult, train_many
 
 #: Each batch size's ladder, 3x apart (ch05.sweep's rungs); a best rate at an end adds the next rung.
 LADDERS = {
@@ -115,16 +113,16 @@ def train_to_target(
     """Train the runs (one batch size) in chunks of ``chunk`` steps until each rate has all its
     seeds at the target or is beaten by a finished rate (or ``best_mean``), or the cap (their steps)."""
     group = np.array([r.lr for r in runs])
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "stack.pt"
-        step = 0
-        while True:
-            step = min(step + chunk, runs[0].steps)
-            res = train_many(mcfg, runs, corpus, checkpoint=path, stop_at=step)
-            cross = _crossings(res, target)
-            finished = [cross[group == g].mean() for g in np.unique(group) if np.isfinite(cross[group == g]).all()]
-            if step >= runs[0].steps or _done(cross, group, step, min([best_mean, *finished])):
-                return res
+    steps = runs[0].steps
+
+    def check(at: Step) -> bool:
+        if at.step == 0 or (at.step % chunk and at.step < steps):  # checked every chunk steps, and at the cap
+            return False
+        cross = np.array([steps_to(c["step"], c["val_loss"], target) for c in at.curves])
+        finished = [cross[group == g].mean() for g in np.unique(group) if np.isfinite(cross[group == g]).all()]
+        return at.step >= steps or _done(cross, group, at.step, min([best_mean, *finished]))
+
+    return train_many(mcfg, runs, corpus, workers=1, on_step=check)
 
 
 def _rank(cross: np.ndarray) -> tuple[int, float]:

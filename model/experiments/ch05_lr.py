@@ -17,10 +17,8 @@ except where its config says otherwise.
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,8 +29,7 @@ from model.decoder import Decoder, ModelConfig
 from model.experiments.common import exact, measured, progress
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.gradients import noise_scale, per_example_grads
-from model.stacked import init_stack
-from model.train import TrainConfig, TrainResult, load_checkpoint, lr_at, train_many
+from model.train import Step, TrainConfig, TrainResult, lr_at, train_many
 
 SEEDS = (0, 1, 2)
 #: The sweep's ladder: 2 and 6 times powers of ten, about 3x apart, from far too low to far too high.
@@ -315,17 +312,21 @@ def warmup(ctx: RunContext) -> Outcome:
 
 
 def _adam_early(corpus, runs: list[TrainConfig], at: Sequence[int]) -> np.ndarray:
-    """Adam's normalised step RMS after each update count in ``at``, (len(at), runs): the runs
-    are stopped there and resumed from a checkpoint (bit for bit as if never stopped)."""
-    out = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "adam.pt"
-        for k in at:
-            train_many(ModelConfig(), runs, corpus, checkpoint=path, stop_at=k)
-            opt = load_checkpoint(path)["optimizer"]
-            r = runs[0]
-            out.append(normalised_step_rms(opt["exp_avg"], opt["exp_avg_sq"], int(opt["t"]), r.betas, r.eps).numpy())
-    return np.array(out)
+    """Adam's normalised step RMS after each update count in ``at``, (len(at), runs), read from
+    the optimiser's moments as the runs train (training stops at the last)."""
+    r = runs[0]
+    seen: dict[int, np.ndarray] = {}
+
+    def read(step: Step) -> bool:
+        if step.step in at:
+            state = step.optimizer.state
+            seen[step.step] = normalised_step_rms(
+                state["exp_avg"], state["exp_avg_sq"], step.optimizer.t, r.betas, r.eps
+            ).numpy()
+        return step.step >= max(at)
+
+    train_many(ModelConfig(), runs, corpus, workers=1, on_step=read)
+    return np.array([seen[k] for k in at])
 
 
 # --------------------------------------------------------------------------- schedules
@@ -621,35 +622,35 @@ def noise(ctx: RunContext) -> Outcome:
     corpus = load_corpus()
     mcfg = ModelConfig()
     runs = [replace(cfg.train, seed=s) for s in ctx.seeds]
-    layout, _ = init_stack(mcfg, [0])
     xv, yv = val_windows(corpus.val, mcfg.context)
     b_simple, trace, gsq, val = [], [], [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "noise.pt"
-        for q, k in enumerate(cfg.at):
-            if k > 0:
-                train_many(mcfg, runs, corpus, checkpoint=path, stop_at=k)
-                theta = load_checkpoint(path)["theta"]
-            else:
-                theta = init_stack(mcfg, list(ctx.seeds))[1]
-            row_b, row_t, row_g, row_v = [], [], [], []
-            for m_, s in enumerate(ctx.seeds):
-                model = Decoder(mcfg)
-                model.load_state_dict(layout.state_dict(theta[m_], mcfg))
-                gen = torch.Generator().manual_seed(10_000 + 100 * s + q)  # fresh windows at every point
-                starts = torch.randint(0, len(corpus.train) - mcfg.context, (cfg.examples,), generator=gen)
-                win = corpus.train[starts[:, None] + torch.arange(mcfg.context + 1)]
-                ns = noise_scale(per_example_grads(model, win[:, :-1], win[:, 1:]))
-                row_b.append(ns.b_simple)
-                row_t.append(ns.trace_sigma)
-                row_g.append(ns.grad_sq)
-                with torch.no_grad():
-                    row_v.append(float(model.loss(xv, yv)))
-            b_simple.append(row_b)
-            trace.append(row_t)
-            gsq.append(row_g)
-            val.append(row_v)
-            ctx.report_progress((q + 1) / len(cfg.at), f"step {k}")
+
+    def estimate(at: Step) -> bool:
+        """The noise scale of every seed's weights at each point of cfg.at (training stops at the last)."""
+        if at.step not in cfg.at:
+            return False
+        q = cfg.at.index(at.step)
+        row_b, row_t, row_g, row_v = [], [], [], []
+        for m_, s in enumerate(ctx.seeds):
+            model = Decoder(mcfg)
+            model.load_state_dict(at.layout.state_dict(at.theta[m_], mcfg))
+            gen = torch.Generator().manual_seed(10_000 + 100 * s + q)  # fresh windows at every point
+            starts = torch.randint(0, len(corpus.train) - mcfg.context, (cfg.examples,), generator=gen)
+            win = corpus.train[starts[:, None] + torch.arange(mcfg.context + 1)]
+            ns = noise_scale(per_example_grads(model, win[:, :-1], win[:, 1:]))
+            row_b.append(ns.b_simple)
+            row_t.append(ns.trace_sigma)
+            row_g.append(ns.grad_sq)
+            with torch.no_grad():
+                row_v.append(float(model.loss(xv, yv)))
+        b_simple.append(row_b)
+        trace.append(row_t)
+        gsq.append(row_g)
+        val.append(row_v)
+        ctx.report_progress((q + 1) / len(cfg.at), f"step {at.step}")
+        return at.step >= max(cfg.at)
+
+    train_many(mcfg, runs, corpus, workers=1, on_step=estimate)
     bs, vl = np.array(b_simple).T, np.array(val).T  # (seeds, points)
     at = list(cfg.at)
     m: dict[str, Measurement] = {
