@@ -66,9 +66,9 @@ def test_moving_helpers_between_modules_leaves_every_fingerprint_unchanged(root:
             "from model.experiments.common import exact, first_step_below, measured, progress",
             "from model.data import first_step_below\nfrom model.experiments.common import exact, measured, progress")
     # a chapter's own helper into the shared module
-    move(root, "model/experiments/ch05_lr.py", "steps_to", COMMON, "from collections.abc import Sequence\n")
+    move(root, "model/experiments/ch05_lr.py", "blowup_step", COMMON)
     replace(root / "model/experiments/ch05_lr.py", "from model.experiments.common import ",
-            "from model.experiments.common import steps_to, ")
+            "from model.experiments.common import blowup_step, ")
     # a helper called as module.name (vl.fastest): into model/optim.py, the caller now optim.fastest
     move(root, "model/valley.py", "fastest", "model/optim.py",
           "import math\n\nimport numpy as np\n\nfrom model.valley import Settings, Stepper, Valley, loss\n")

@@ -28,7 +28,7 @@ import torch
 from model.bpe import bpe_corpus, chunks, encode, nats_per_char, train_bpe
 from model.data import Corpus, book_path, load_corpus, load_text, val_windows
 from model.decoder import Decoder, ModelConfig, num_params
-from model.experiments.common import exact, measured, progress
+from model.experiments.common import best_rung, exact, measured, progress
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import TrainConfig, TrainResult, train_many
 
@@ -77,12 +77,6 @@ def repeated_lines(text: str) -> tuple[int, int, int]:
     lines = [line for line in text.splitlines() if line.strip()]
     counts = Counter(lines)
     return len(lines), sum(c > 1 for c in counts.values()), sum(c - 1 for c in counts.values())
-
-
-def best_rung(finals: np.ndarray) -> int:
-    """The ladder rung (axis 0) with the lowest mean over seeds (axis 1); NaN (diverged) loses."""
-    means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
-    return int(np.argmin(means))
 
 
 def matched_prefix(a: str, b: str) -> int:

@@ -24,8 +24,8 @@ import torch
 
 from model.data import Corpus, book_path, doc_ids, load_corpus, load_text, val_windows, window_docs
 from model.decoder import ModelConfig
-from model.experiments.ch02_data import MACBETH, SEEDS, best_rung, scene_starts, windows_crossing
-from model.experiments.common import exact, measured, progress, spread
+from model.experiments.ch02_data import MACBETH, SEEDS, scene_starts, windows_crossing
+from model.experiments.common import best_rung, exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.stacked import EVAL_CHUNK, StackedDecoder, init_stack
 from model.train import TrainConfig, TrainResult, train_many

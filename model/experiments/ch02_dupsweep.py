@@ -40,7 +40,7 @@ def paired(values, unit: str, what: str) -> Measurement:
 @dataclass(frozen=True)
 class DupSweep:
     length: int = 128  # the passage: this many characters of the training text ...
-    at: float = 1 / 3  # ... starting this far into it (ch02.duplicates' short passage)
+    at: float = 1 / 3  # ... starting this far into it
     copies: tuple[int, ...] = (200, 1000, 5000)
     lrs: tuple[float, ...] = (6e-3, 2e-2, 6e-2)  # at the default width
     widths: tuple[int, ...] = (16, 64)

@@ -21,8 +21,8 @@ import numpy as np
 
 from model.data import load_corpus
 from model.decoder import ModelConfig
-from model.experiments.ch02_data import SEEDS, _finals, _ladder, best_rung
-from model.experiments.common import exact, measured, progress
+from model.experiments.ch02_data import SEEDS, _finals, _ladder
+from model.experiments.common import best_rung, exact, measured, progress
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import TrainConfig, train_many
 

@@ -23,7 +23,7 @@ import torch
 from model import valley as vl
 from model.data import Corpus, load_corpus
 from model.decoder import Decoder, ModelConfig, num_params
-from model.experiments.common import exact, measured, progress, spread
+from model.experiments.common import best_rung, contiguous_band, exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.optim import OPTIMIZERS, Optimizer
 from model.stacked import init_stack
@@ -34,27 +34,6 @@ NAMES = {"sgd": "SGD", "momentum": "momentum", "adam": "Adam", "adamw": "AdamW"}
 
 
 # --------------------------------------------------------------------------- shared measures
-
-
-def best_index(finals: np.ndarray) -> int:
-    """The rung of a sweep with the lowest mean final loss over seeds; finals (rates, seeds),
-    NaN for a diverged run (a rung with any NaN is never best)."""
-    means = finals.mean(axis=1)
-    return int(np.argmin(np.where(np.isnan(means), np.inf, means)))
-
-
-def band(lrs: Sequence[float], finals: np.ndarray, within: float) -> tuple[float, float]:
-    """The contiguous run of rungs around the best whose mean final loss (no seed diverged) is
-    within ``within`` nats of the best's: (lowest, highest) learning rate of it."""
-    means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
-    b = best_index(finals)
-    ok = means <= means[b] + within
-    lo = hi = b
-    while lo > 0 and ok[lo - 1]:
-        lo -= 1
-    while hi < len(lrs) - 1 and ok[hi + 1]:
-        hi += 1
-    return float(lrs[lo]), float(lrs[hi])
 
 
 def rms_updates(thetas: Sequence[torch.Tensor]) -> np.ndarray:
@@ -290,7 +269,7 @@ def bias(ctx: RunContext) -> Outcome:
         tag = "" if w == 0 else "_warmup"
         best = {}
         for k, a in enumerate(ARMS):
-            b = best_index(finals[i, k])
+            b = best_rung(finals[i, k])
             best[a] = finals[i, k, b]
             series[f"val_{a}{tag}"] = val[i, k, b]
             series[f"lr_{a}{tag}"] = c.lrs[b]
@@ -343,13 +322,14 @@ def best_cell(finals: np.ndarray) -> tuple[int, int]:
     """The (decay, rate) cell of a grid with the lowest mean final loss over seeds; finals
     (decays, rates, seeds), NaN for a diverged run (a cell with any NaN is never best)."""
     D, R, S = finals.shape
-    k = best_index(finals.reshape(D * R, S))
+    k = best_rung(finals.reshape(D * R, S))
     return k // R, k % R
 
 
 def weight_norm(result: TrainResult) -> float:
     """The Euclidean norm of a run's final weights, all matrices together."""
-    return float(torch.sqrt(sum(v.double().pow(2).sum() for v in (result.state_dict or {}).values())))
+    squares = (v.double().pow(2).sum() for v in (result.state_dict or {}).values())
+    return float(torch.sqrt(sum(squares, torch.zeros((), dtype=torch.float64))))  # summed in order, as before
 
 
 @dataclass(frozen=True)
@@ -414,7 +394,7 @@ def sweep(ctx: RunContext) -> Outcome:
         results_of[name] = results
         N = NAMES[name]
         d, b = best_cell(finals)
-        lo, hi = band(lrs, finals[d], c.within)
+        lo, hi = contiguous_band(lrs, finals[d], c.within)
         bests[name] = finals[d, b]
         first = (d * len(lrs) + b) * S
         norms = np.array([weight_norm(r) for r in results]).reshape(len(wds), len(lrs), S)
@@ -451,7 +431,7 @@ def sweep(ctx: RunContext) -> Outcome:
             ),
         }
         for k, wd in enumerate(wds):  # each decay at its own best rate
-            bk = best_index(finals[k])
+            bk = best_rung(finals[k])
             key = f"ch04.sweep.{name}.{decay_key(wd)}"
             m[f"{key}.best_lr"] = _lr(lrs[bk], f"{N}, weight decay {wd:g}: best learning rate")
             m[f"{key}.val_loss"] = measured(

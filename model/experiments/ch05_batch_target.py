@@ -22,8 +22,8 @@ import numpy as np
 
 from model.data import Corpus, load_corpus
 from model.decoder import ModelConfig
-from model.experiments.ch05_lr import RATES, SEEDS, Batch, steps_to
-from model.experiments.common import exact, measured, spread
+from model.experiments.ch05_lr import RATES, SEEDS, Batch
+from model.experiments.common import exact, measured, spread, steps_to
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import Step, TrainConfig, TrainResult, train_many
 

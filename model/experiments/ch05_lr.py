@@ -26,7 +26,7 @@ import torch
 
 from model.data import load_corpus, val_windows
 from model.decoder import Decoder, ModelConfig
-from model.experiments.common import exact, measured, progress
+from model.experiments.common import band, exact, measured, progress, steps_to
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.gradients import noise_scale, per_example_grads
 from model.train import Step, TrainConfig, TrainResult, lr_at, train_many
@@ -60,27 +60,6 @@ def blowup_step(steps: Sequence[float], losses: Sequence[float], level: float) -
     for step, loss in zip(steps, losses, strict=True):
         if step > 0 and not (math.isfinite(loss) and loss <= level):
             return float(step)
-    return math.nan
-
-
-def band(rates: Sequence[float], means: Sequence[float] | np.ndarray, margin: float) -> tuple[float, float, int]:
-    """The stable band: the lowest and highest rates whose mean loss is within ``margin`` of the
-    lowest mean (NaN means are never in it), and how many rates that is."""
-    m = np.asarray(means, dtype=float)
-    best = np.nanmin(m)
-    inside = [r for r, v in zip(rates, m, strict=True) if math.isfinite(v) and v <= best + margin]
-    return min(inside), max(inside), len(inside)
-
-
-def steps_to(steps: Sequence[float], losses: Sequence[float], target: float) -> float:
-    """The step at which the loss first reaches ``target``, linearly interpolated between the
-    evaluations around the crossing (NaN if it never does)."""
-    for k, (s, v) in enumerate(zip(steps, losses, strict=True)):
-        if v <= target:
-            if k == 0:
-                return float(s)
-            s0, v0 = steps[k - 1], losses[k - 1]
-            return float(s0 + (s - s0) * (v0 - target) / (v0 - v))
     return math.nan
 
 

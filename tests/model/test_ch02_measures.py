@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from model.data import load_corpus, val_windows
+from model.experiments.common import best_rung
 from model.experiments.ch02_data import (
-    best_rung,
     doc_lengths,
     matched_prefix,
     mixed,
