@@ -107,8 +107,8 @@ def test_formatting_comments_and_docstrings_leave_every_fingerprint_unchanged(ro
     train = root / "model/train.py"
     # a docstring edit (the module's and a reached function's), a comment, and a reformatting
     replace(train, "One loop serves one run and many.", "One loop serves one run and many (edited).")
-    replace(train, "    \"\"\"The learning rate of update `step` (0-based)", "    \"\"\"The rate of update `step` (0-based)")
-    replace(train, "    if step < cfg.warmup:\n", "    # the warmup comes first\n    if step < cfg.warmup:  # (linear)\n")
+    replace(train, "    \"\"\"The learning rate of update `step` (0-based)", "    \"\"\"The rate of update `step`")
+    replace(train, "    if step < cfg.warmup:\n", "    # warmup first\n    if step < cfg.warmup:  # (linear)\n")
     replace(train, "        return cfg.lr * (step + 1) / cfg.warmup\n",
             "        return (\n            cfg.lr\n            * (step + 1)\n            / cfg.warmup\n        )\n")
     replace(root / "model/valley.py", "def fastest(", "def fastest(  # a comment on the signature\n")
