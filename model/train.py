@@ -13,6 +13,15 @@ Everything that makes a run is seeded and written next to its results
 
     python -m model.train --seed 0 [--steps 2000] [--json]
 
+The network is StackedDecoder (model/stacked.py, the fast path) where
+`stacked.supports(cfg)`, else M autograd Decoders (model/decoders.py, any
+variant); `net=` chooses explicitly. Experiments look inside the loop through
+its hooks, never by copying it (see `Hooks` and `Step`):
+
+    train_many(cfg, runs, docs=train_ids, val_docs=val_ids)    # the document mask
+    train_many(cfg, runs, on_step=lambda s: s.step == 100)      # stop after 100 updates
+    train_many(cfg, runs, on_step=look, skip=veto)              # read weights / skip updates
+
 Each step: draw every run's batch, forward and backward through the stack,
 check that every loss and gradient is finite (a run that is not records the
 step, `diverged_at`, and keeps the weights it had; the others go on), clip
