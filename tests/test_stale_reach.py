@@ -121,6 +121,15 @@ def test_formatting_comments_and_docstrings_leave_every_fingerprint_unchanged(ro
     assert reaching and {exp_id for exp_id in before if after[exp_id] != before[exp_id]} == reaching
 
 
+def test_reformatting_the_whole_package_leaves_every_fingerprint_unchanged(root: Path) -> None:
+    before = current_fingerprints(Project(root))
+    done = subprocess.run([sys.executable, "-m", "ruff", "format", "--isolated", "--line-length", "60", "model"],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "reformatted" in done.stdout, done.stdout + done.stderr
+    compile_all(root)
+    assert current_fingerprints(Project(root)) == before
+
+
 def test_editing_a_function_no_experiment_reaches_changes_no_fingerprint(root: Path) -> None:
     before = fingerprints(Project(root))
     reached = {name for fp in before.values() for name in fp.files}
