@@ -108,7 +108,7 @@ def train_stack(
 ) -> list[TrainResult]:
     """The runs as one stack on ``threads`` torch threads, as the chapters train them. With
     ``chunk``, the stack stops at steps 0, chunk, 2 chunk, ... and resumes each time from a
-    checkpoint, as ch01.arithmetic trains it to score between the chunks."""
+    checkpoint (ch01.arithmetic's scoring steps): resuming must give the uninterrupted run."""
     runs = list(runs)
     if chunk is None:
         return train_many(model_cfg, runs, corpus, on_eval=on_eval, threads=threads, workers=1)
