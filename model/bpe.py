@@ -175,8 +175,15 @@ def bpe_corpus(text: str, n_merges: int, val_frac: float = 0.1) -> BpeCorpus:
     def ids(part: str) -> torch.Tensor:
         return torch.tensor([index.get(t, unk) for t in encode(part, merges)], dtype=torch.int64)
 
-    return BpeCorpus(text=text, merges=tuple(merges), tokens=tokens, train=ids(train_text), val=ids(val_text),
-                     train_chars=len(train_text), val_chars=len(val_text))  # fmt: skip
+    return BpeCorpus(
+        text=text,
+        merges=tuple(merges),
+        tokens=tokens,
+        train=ids(train_text),
+        val=ids(val_text),
+        train_chars=len(train_text),
+        val_chars=len(val_text),
+    )
 
 
 def nats_per_char(nats_per_token: float, n_tokens: int, n_chars: int) -> float:

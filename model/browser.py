@@ -30,8 +30,15 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPONENT = ROOT / "components" / "decoder-trainer.js"
 STYLE = ROOT / "components" / "decoder-trainer.css"
 RUN_ID = "ch01.trainer"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--allow-file-access-from-files"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--allow-file-access-from-files",
+]
 
 
 class BrowserMissing(RuntimeError):
@@ -123,8 +130,9 @@ def reference_steps(series: dict, steps: int) -> tuple[np.ndarray, np.ndarray]:
         loss, grads = reference.loss_and_grads(params, x, y, cfg)
         clip = run.clip if run.clip is not None else float("inf")
         grads, _ = reference.clip_by_global_norm(grads, clip)
-        params, state = reference.adamw_step(params, grads, state, lr=lr_at(k, run), betas=run.betas, eps=run.eps,
-                                             weight_decay=run.weight_decay)  # fmt: skip
+        params, state = reference.adamw_step(
+            params, grads, state, lr=lr_at(k, run), betas=run.betas, eps=run.eps, weight_decay=run.weight_decay
+        )
         losses.append(loss)
         weights.append(flatten(params, cfg))
     return np.array(losses), np.array(weights)

@@ -268,6 +268,11 @@ class Batches:
         window = self.data[starts[..., None] + self.span]  # (M, B, T+1)
         return window[..., :-1], window[..., 1:]  # (M, B, T), (M, B, T)
 
+    def draw(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The next step's x, y (M, B, T) and their document ids (None: there are none)."""
+        x, y = self.next()
+        return x, y, None
+
     def state(self) -> dict:
         return {"gens": [g.get_state() for g in self.gens], "starts": self.starts.clone(), "k": self.k}
 
@@ -275,3 +280,36 @@ class Batches:
         for g, s in zip(self.gens, state["gens"], strict=True):
             g.set_state(s)
         self.starts, self.k = state["starts"].clone(), int(state["k"])
+
+
+# -----------------------------------------------------------------------------
+# documents (the document mask: packed documents that do not see each other)
+
+
+def doc_ids(starts: list[int], n: int) -> torch.Tensor:
+    """The document of each of n characters (int64): the index of the last start at or before it."""
+    if not starts or starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:], strict=False)):
+        raise ValueError("document starts must begin at 0 and increase")
+    return torch.from_numpy(np.searchsorted(np.asarray(starts), np.arange(n), side="right") - 1)
+
+
+class DocBatches(Batches):
+    """Batches, and beside each batch the document ids of its inputs (M, B, T): the same
+    windows as Batches draws from the same seeds."""
+
+    def __init__(self, data: torch.Tensor, docs: torch.Tensor, data_seeds: list[int], batch: int, context: int):
+        if len(docs) != len(data):
+            raise ValueError(f"{len(docs)} document ids for {len(data)} tokens")
+        super().__init__(data, data_seeds, batch, context)
+        self.docs = docs
+
+    def draw(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        x, y = self.next()
+        starts = self.starts[:, self.k - 1]  # (M, B): this step's window starts
+        return x, y, self.docs[starts[..., None] + self.span[:-1]]  # (M, B, T)
+
+
+def window_docs(docs: torch.Tensor, context: int) -> torch.Tensor:
+    """The document ids of the inputs of val_windows(data, context), (n, T)."""
+    n = (len(docs) - 1) // context
+    return docs[(torch.arange(n) * context)[:, None] + torch.arange(context)]

@@ -7,7 +7,7 @@ has 5,376 parameters:
     wte 64*16 + wpe 16*16 + attn 4*16*16 + mlp 2*16*64 + lm_head 16*64
 
 Parameter names (state_dict keys) are part of the API: the NumPy reference
-(model/reference.py) and the stacked trainer (model/ensemble.py) use them.
+(model/reference.py) and the stacked fast path (model/stacked.py) use them.
 
     wte.weight                   (V, D)   token embedding
     wpe.weight                   (T, D)   learned positions

@@ -23,8 +23,15 @@ from model.stacked import init_stack
 from model.train import TrainConfig
 
 #: The settings the browser trainer implements (its attributes may change the sizes).
-SUPPORTED = {"norm": "pre", "norm_kind": "layer", "attention": "causal", "param": "standard",
-             "qk_norm": False, "z_loss": 0.0, "tie_embeddings": False}  # fmt: skip
+SUPPORTED = {
+    "norm": "pre",
+    "norm_kind": "layer",
+    "attention": "causal",
+    "param": "standard",
+    "qk_norm": False,
+    "z_loss": 0.0,
+    "tie_embeddings": False,
+}
 
 
 def trainer_series(cfg: ModelConfig, run: TrainConfig, corpus: Corpus | None = None) -> dict[str, list]:
@@ -108,6 +115,17 @@ def train_config(series: dict) -> TrainConfig:
     steps, B, warmup, every, constant = series["train_ints"]
     lr, b1, b2, eps, wd, clip = series["train_floats"]
     seed, data_seed = series["seed"]
-    return TrainConfig(steps=steps, batch=B, lr=lr, warmup=warmup, eval_every=every, betas=(b1, b2), eps=eps,
-                       weight_decay=wd, clip=clip, schedule="constant" if constant else "cosine", seed=seed,
-                       data_seed=data_seed)  # fmt: skip
+    return TrainConfig(
+        steps=steps,
+        batch=B,
+        lr=lr,
+        warmup=warmup,
+        eval_every=every,
+        betas=(b1, b2),
+        eps=eps,
+        weight_decay=wd,
+        clip=clip,
+        schedule="constant" if constant else "cosine",
+        seed=seed,
+        data_seed=data_seed,
+    )

@@ -24,9 +24,15 @@ Scalar = float | torch.Tensor  # a Python float, or a column of per-model (or pe
 
 
 def adam_coefficients(
-    lr: Scalar, t: Scalar, beta1: Scalar, beta2: Scalar, eps: Scalar, weight_decay: Scalar, decoupled: bool,
+    lr: Scalar,
+    t: Scalar,
+    beta1: Scalar,
+    beta2: Scalar,
+    eps: Scalar,
+    weight_decay: Scalar,
+    decoupled: bool,
     corrected: Scalar = 1.0,
-) -> dict[str, Scalar]:  # fmt: skip
+) -> dict[str, Scalar]:
     """Per-step scalars of Adam/AdamW for update number t (1-based), computed in
     float64 from Python floats or float64 tensors (the caller casts tensors to
     float32, as torch.optim's Python floats are cast when they meet float32).
@@ -66,9 +72,14 @@ def adam_update_(
 
 
 def sgd_update_(
-    p: torch.Tensor, g: torch.Tensor, buf: torch.Tensor, lr: Scalar, weight_decay: Scalar, momentum: Scalar | None,
+    p: torch.Tensor,
+    g: torch.Tensor,
+    buf: torch.Tensor,
+    lr: Scalar,
+    weight_decay: Scalar,
+    momentum: Scalar | None,
     first: bool,
-) -> None:  # fmt: skip
+) -> None:
     """torch.optim.SGD in place: g <- g + wd p; with momentum, buf <- g on the
     first step, else momentum buf + g; p <- p - lr (buf or g)."""
     if not _is(weight_decay, 0.0):
@@ -98,10 +109,15 @@ class Optimizer:
     bias_correction: one bool per model (Adam types; None: all True, torch.optim's update)."""
 
     def __init__(
-        self, kind: str, lr: torch.Tensor, betas: Sequence[tuple[float, float]], eps: Sequence[float],
-        weight_decay: Sequence[float], lr_scales: torch.Tensor | None = None,
+        self,
+        kind: str,
+        lr: torch.Tensor,
+        betas: Sequence[tuple[float, float]],
+        eps: Sequence[float],
+        weight_decay: Sequence[float],
+        lr_scales: torch.Tensor | None = None,
         bias_correction: Sequence[bool] | None = None,
-    ):  # fmt: skip
+    ):
         if kind not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {kind!r}")
         if lr_scales is not None and kind in ("sgd", "momentum"):
@@ -126,8 +142,16 @@ class Optimizer:
             return
         if kind in ("adamw", "adam"):
             t = torch.arange(1, steps + 1, dtype=torch.float64)[:, None]  # (steps, 1)
-            c = adam_coefficients(self.lr, t, self.beta1.T, self.beta2.T, self.eps.T, self.weight_decay.T,
-                                  kind == "adamw", self.corrected.T)  # fmt: skip
+            c = adam_coefficients(
+                self.lr,
+                t,
+                self.beta1.T,
+                self.beta2.T,
+                self.eps.T,
+                self.weight_decay.T,
+                kind == "adamw",
+                self.corrected.T,
+            )
         else:
             c = {"lr": self.lr, "weight_decay": self.weight_decay.T, "momentum": self.beta1.T}
         for k, v in c.items():
@@ -147,14 +171,33 @@ class Optimizer:
         if self.kind in ("adamw", "adam"):
             if self.lr_scales is not None:  # µP: per-element learning rates (M, P), in float64
                 lr = self.lr[k][:, None] * self.lr_scales
-                c64 = adam_coefficients(lr, self.t, self.beta1, self.beta2, self.eps, self.weight_decay,
-                                        self.kind == "adamw", self.corrected)  # fmt: skip
+                c64 = adam_coefficients(
+                    lr,
+                    self.t,
+                    self.beta1,
+                    self.beta2,
+                    self.eps,
+                    self.weight_decay,
+                    self.kind == "adamw",
+                    self.corrected,
+                )
                 c = {name: v.float() if isinstance(v, torch.Tensor) else v for name, v in c64.items()}
             adam_update_(p, g, self.state["exp_avg"], self.state["exp_avg_sq"], c)
         else:
             momentum = c["momentum"] if self.kind == "momentum" else None
-            sgd_update_(p, g, self.state.get("momentum_buffer", g), c["lr"], c["weight_decay"], momentum,
-                        first=self.t == 1)  # fmt: skip
+            sgd_update_(
+                p, g, self.state.get("momentum_buffer", g), c["lr"], c["weight_decay"], momentum, first=self.t == 1
+            )
+
+    def rows(self, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        """A copy of the state of the models `mask` (M,) bool marks, for restore_rows."""
+        return {k: v[mask].clone() for k, v in self.state.items()}
+
+    def restore_rows(self, mask: torch.Tensor, rows: dict[str, torch.Tensor]) -> None:
+        """Put back the state rows(mask) copied (zeros where there was no state yet): those
+        models' updates since then are undone in the moments (the step count goes on)."""
+        for k, v in self.state.items():
+            v[mask] = rows.get(k, 0.0)
 
     def state_dict(self) -> dict:
         return {"t": self.t, **{k: v.clone() for k, v in self.state.items()}}

@@ -46,14 +46,26 @@ _A = (
 )
 _B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03, 2.84423683343917062e03)
 _C = (
-    5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01, 2.98635138197400131e02,
-    8.81952221241769090e02, 1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03,
+    5.64188496988670089e-1,
+    8.88314979438837594e00,
+    6.61191906371416295e01,
+    2.98635138197400131e02,
+    8.81952221241769090e02,
+    1.71204761263407058e03,
+    2.05107837782607147e03,
+    1.23033935479799725e03,
     2.15311535474403846e-8,
-)  # fmt: skip
+)
 _D = (
-    1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02, 1.62138957456669019e03,
-    3.29079923573345963e03, 4.36261909014324716e03, 3.43936767414372164e03, 1.23033935480374942e03,
-)  # fmt: skip
+    1.57449261107098347e01,
+    1.17693950891312499e02,
+    5.37181101862009858e02,
+    1.62138957456669019e03,
+    3.29079923573345963e03,
+    4.36261909014324716e03,
+    3.43936767414372164e03,
+    1.23033935480374942e03,
+)
 _P = (
     3.05326634961232344e-1,
     3.60344899949804439e-1,
@@ -276,8 +288,9 @@ def _block_forward_no_residual(x: np.ndarray, state: dict, pre: str, cfg: ModelC
     return x, (ln_1, attn, ln_2, mlp)
 
 
-def _block_backward_no_residual(dx: np.ndarray, cache, state: dict, pre: str, cfg: ModelConfig,
-                                grads: dict) -> np.ndarray:  # fmt: skip
+def _block_backward_no_residual(
+    dx: np.ndarray, cache, state: dict, pre: str, cfg: ModelConfig, grads: dict
+) -> np.ndarray:
     ln_1, attn, ln_2, mlp = cache
     if cfg.norm == "post":
         dx = norm_backward(dx, ln_2)
@@ -409,8 +422,9 @@ def sgd_step(params, grads, state=None, *, lr, weight_decay=0.0, lr_scales=None)
     return new, state
 
 
-def momentum_step(params, grads, state=None, *, lr, momentum=0.9, dampening=0.0, weight_decay=0.0,
-                  nesterov=False, lr_scales=None):  # fmt: skip
+def momentum_step(
+    params, grads, state=None, *, lr, momentum=0.9, dampening=0.0, weight_decay=0.0, nesterov=False, lr_scales=None
+):
     """torch.optim.SGD with momentum: the buffer starts as the first gradient
     (undamped), then buf <- momentum buf + (1 - dampening) g."""
     bufs = {} if state is None else dict(state["momentum_buffer"])
@@ -423,8 +437,9 @@ def momentum_step(params, grads, state=None, *, lr, momentum=0.9, dampening=0.0,
     return new, {"momentum_buffer": bufs}
 
 
-def adam_step(params, grads, state=None, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-              decoupled=False, lr_scales=None):  # fmt: skip
+def adam_step(
+    params, grads, state=None, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False, lr_scales=None
+):
     """torch.optim.Adam (L2 decay added to the gradient), or AdamW's update
     with decoupled=True (decay applied to the weights first: p <- p (1 - lr wd))."""
     beta1, beta2 = betas
@@ -453,11 +468,19 @@ def adam_step(params, grads, state=None, *, lr, betas=(0.9, 0.999), eps=1e-8, we
     return new, {"step": t, "exp_avg": m_all, "exp_avg_sq": v_all}
 
 
-def adamw_step(params, grads, state=None, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
-               lr_scales=None):  # fmt: skip
+def adamw_step(params, grads, state=None, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, lr_scales=None):
     """torch.optim.AdamW (its default weight_decay is 0.01)."""
-    return adam_step(params, grads, state, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                     decoupled=True, lr_scales=lr_scales)  # fmt: skip
+    return adam_step(
+        params,
+        grads,
+        state,
+        lr=lr,
+        betas=betas,
+        eps=eps,
+        weight_decay=weight_decay,
+        decoupled=True,
+        lr_scales=lr_scales,
+    )
 
 
 def clip_by_global_norm(grads: dict, max_norm: float) -> tuple[dict, float]:

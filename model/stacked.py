@@ -21,7 +21,7 @@ to s is allowed only when s <= t and doc[s] == doc[t], as in Decoder.forward(idx
 doc); positions are not reset at a boundary. Without ids, or with every id
 equal, the numbers are exactly those computed without the mask.
 
-model/train.py trains with it, one run or many.
+model/train.py trains with it, one run or many, for every config `supports` accepts.
 
 Symbols: M models, B batch, T time, N = B*T tokens per model, D d_model,
 H heads, Dh = D/H, G = M*B*H attention tiles, V vocab, P parameters per model.
@@ -29,6 +29,7 @@ H heads, Dh = D/H, G = M*B*H attention tiles, V vocab, P parameters per model.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections.abc import Sequence
@@ -38,6 +39,21 @@ import torch
 from model.decoder import Decoder, ModelConfig, attention_mask, check_doc, document_mask, mup_lr_scales
 
 EVAL_CHUNK = 256  # validation windows per forward pass in evaluation (bounds memory at large M)
+#: The ModelConfig fields whose every value the stacked passes implement (each held to the autograd
+#: Decoder in float64 by tests/model/test_stacked.py); a field not listed must be at its default.
+COVERED = frozenset(
+    {"vocab", "d_model", "context", "n_layers", "n_heads", "mlp_ratio", "norm", "norm_kind", "norm_eps", "qk_norm"}
+    | {"attention", "z_loss", "param", "base_d_model", "init_std", "tie_embeddings", "residual"}
+)
+
+
+def supports(cfg: ModelConfig) -> bool:
+    """Whether StackedDecoder computes cfg's model; model/train.py trains the others on the
+    autograd Decoders (model/decoders.py). A variant added to decoder.py is autograd-only until
+    the stacked passes implement it and a float64 test holds them to the Decoder."""
+    default = ModelConfig()
+    fields = [f.name for f in dataclasses.fields(cfg) if f.name not in COVERED]
+    return all(getattr(cfg, name) == getattr(default, name) for name in fields)
 
 
 class Layout:
@@ -68,8 +84,10 @@ class Layout:
 
     def state_dict(self, row: torch.Tensor, cfg: ModelConfig) -> dict[str, torch.Tensor]:
         """One model's weights (a row (P,) of a stack) under Decoder.state_dict()'s names."""
-        out = {n: row[self.offsets[n] : self.offsets[n] + math.prod(self.shapes[n])].view(self.shapes[n]).clone()
-               for n in self.names}  # fmt: skip
+        out = {
+            n: row[self.offsets[n] : self.offsets[n] + math.prod(self.shapes[n])].view(self.shapes[n]).clone()
+            for n in self.names
+        }
         if cfg.tie_embeddings:  # state_dict lists the shared matrix under both names
             out["lm_head.weight"] = out["wte.weight"]
         return out

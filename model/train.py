@@ -8,10 +8,19 @@ Everything that makes a run is seeded and written next to its results
 (`TrainResult.to_dict()` holds both configs and the seeds):
 
     result = train(ModelConfig(), TrainConfig(seed=0))
-    result.val_loss_init, result.val_loss_final     # about 4.17 -> 2.28
+    result.val_loss_init, result.val_loss_final     # about 4.17 -> 2.27 (ch01.trainer.val_loss.*)
     results = train_many(ModelConfig(), [TrainConfig(seed=s) for s in (0, 1, 2)])
 
     python -m model.train --seed 0 [--steps 2000] [--json]
+
+The network is StackedDecoder (model/stacked.py, the fast path) where
+`stacked.supports(cfg)`, else M autograd Decoders (model/decoders.py, any
+variant); `net=` chooses explicitly. Experiments look inside the loop through
+its hooks, never by copying it (see `Hooks` and `Step`):
+
+    train_many(cfg, runs, docs=train_ids, val_docs=val_ids)    # the document mask
+    train_many(cfg, runs, on_step=lambda s: s.step == 100)      # stop after 100 updates
+    train_many(cfg, runs, on_step=look, skip=veto)              # read weights / skip updates
 
 Each step: draw every run's batch, forward and backward through the stack,
 check that every loss and gradient is finite (a run that is not records the
@@ -43,10 +52,11 @@ from typing import Any
 
 import torch
 
-from model.data import Batches, Corpus, load_corpus, val_windows
+from model.data import Batches, Corpus, DocBatches, load_corpus, val_windows, window_docs
 from model.decoder import ModelConfig
+from model.decoders import Decoders
 from model.optim import OPTIMIZERS, Optimizer, clip_
-from model.stacked import StackedDecoder, init_stack
+from model.stacked import Layout, StackedDecoder, init_stack, supports
 
 SCHEDULES = ("constant", "cosine", "wsd")
 DATA_SEED_OFFSET = 1_000_000  # data_seed = seed + this unless given: weights and data draw apart
@@ -211,6 +221,50 @@ def config_dict(cfg: Any) -> dict:
 # the loop
 
 
+@dataclass
+class Step:
+    """What the loop's per-step hooks see (one stack of M runs; live tensors: read them, do not keep them).
+
+    For `on_step`, the state after `step` updates (step 0: before the first, once); for
+    `skip`, the state before update number `step` + 1, its gradient computed and clipped."""
+
+    step: int
+    theta: torch.Tensor  # (M, P) every run's weights, laid out as `layout` says
+    grad: torch.Tensor  # (M, P) the last gradient, after clipping (zeros at step 0)
+    loss: torch.Tensor  # (M,) the last training loss (NaN at step 0)
+    norm: torch.Tensor  # (M,) the last gradient's norm, before clipping
+    optimizer: Optimizer  # its state: optimizer.t, optimizer.state ("exp_avg", ... (M, P))
+    layout: Layout
+    curves: list[dict[str, list[float]]]  # per run, the evaluations so far (TrainResult.curves)
+    running: list[int]  # the runs still training
+    final: torch.Tensor  # (M, P) a stopped run's weights where it stopped (theta's row goes on moving)
+
+    def row(self, m: int) -> torch.Tensor:
+        """Run m's weights (P,): theta's row while it trains, then the weights it stopped with."""
+        return self.theta[m] if m in self.running else self.final[m]
+
+    def weights(self, m: int, cfg: ModelConfig) -> dict[str, torch.Tensor]:
+        """Run m's weights under Decoder.state_dict()'s names (a copy), as its TrainResult would hold them."""
+        return self.layout.state_dict(self.row(m), cfg)
+
+
+@dataclass
+class Hooks:
+    """What an experiment may do inside the loop, beside reading its results.
+
+    on_eval(m, record): each evaluation of run m (see TrainResult.curves).
+    on_step(step): after every update (and once at step 0); returning True stops the
+        training there, as stop_at would (every run; the results are those of the stop).
+    skip(step): before every update; returning an (M,) bool tensor skips the update of
+        the runs marked True: their weights and optimiser moments stay as they were (the
+        schedule and the optimiser's step count go on), e.g. to skip a batch whose loss spikes.
+    """
+
+    on_eval: Callable[[int, dict], None] | None = None
+    on_step: Callable[[Step], bool | None] | None = None
+    skip: Callable[[Step], torch.Tensor | None] | None = None
+
+
 def train(
     model_cfg: ModelConfig | None = None,
     train_cfg: TrainConfig | None = None,
@@ -244,6 +298,11 @@ def train_many(
     stop_at: int | None = None,
     threads: int | None = None,
     workers: int | None = None,
+    on_step: Callable[[Step], bool | None] | None = None,
+    skip: Callable[[Step], torch.Tensor | None] | None = None,
+    docs: torch.Tensor | None = None,
+    val_docs: torch.Tensor | None = None,
+    net: str = "auto",
 ) -> list[TrainResult]:
     """Train len(runs) Decoders of one architecture together; one TrainResult
     per run. Runs must share batch, optimizer and eval_every; everything else
@@ -253,6 +312,11 @@ def train_many(
 
     checkpoint, stop_at: as train()'s, for the whole stack (one stack then).
     on_eval: called with (run index, evaluation record).
+    on_step, skip: per-step hooks (see Hooks); they see one stack (workers is 1 then).
+    docs: the document id of every training token (corpus.train's shape): training
+        then uses the document mask; val_docs, the same for corpus.val, masks the evaluations.
+    net: "stacked" (model/stacked.py, the fast path), "autograd" (M readable Decoders,
+        model/decoders.py: any variant), or "auto": stacked where it supports the config.
     threads: torch threads in all (None: torch's setting).
     workers: stacks trained side by side, the runs split evenly among them,
         each stack on its own Python thread with one torch thread (None: one
@@ -270,22 +334,33 @@ def train_many(
         values = {getattr(r, name) for r in runs}
         if len(values) > 1:
             raise ValueError(f"stacked runs must share {name}; got {sorted(values)}")
+    if net not in NETS:
+        raise ValueError(f"net must be one of {NETS}, got {net!r}")
+    if net == "stacked" and not supports(cfg):
+        raise ValueError("the stacked path does not implement this config; use net='autograd' or 'auto'")
     corpus = corpus or load_corpus()
+    if docs is not None and len(docs) != len(corpus.train):
+        raise ValueError(f"{len(docs)} document ids for {len(corpus.train)} training tokens")
+    if val_docs is not None and len(val_docs) != len(corpus.val):
+        raise ValueError(f"{len(val_docs)} document ids for {len(corpus.val)} validation tokens")
+    job = Job(cfg, corpus, docs, val_docs, "stacked" if net == "auto" and supports(cfg) else net)
+    hooks = Hooks(on_eval, on_step, skip)
     threads = threads or torch.get_num_threads()
-    workers = 1 if checkpoint is not None else max(1, min(workers or threads, len(runs)))
+    one = checkpoint is not None or on_step is not None or skip is not None
+    workers = 1 if one else max(1, min(workers or threads, len(runs)))
     threads_before = torch.get_num_threads()
     torch.set_num_threads(threads if workers == 1 else 1)  # (threads started later inherit the setting)
     keep_freed_memory()
     try:
         if workers == 1:
-            return _train_stack(cfg, runs, corpus, checkpoint, on_eval, stop_at)
+            return _train_stack(job, runs, checkpoint, hooks, stop_at)
         t_start = time.perf_counter()
         bounds = [round(len(runs) * k / workers) for k in range(workers + 1)]
         chunks = [(bounds[k], runs[bounds[k] : bounds[k + 1]]) for k in range(workers)]
 
         def stack(first: int, chunk: list[TrainConfig]) -> list[TrainResult]:
             hook = None if on_eval is None else (lambda m, rec: on_eval(first + m, rec))
-            return _train_stack(cfg, chunk, corpus, None, hook, stop_at)
+            return _train_stack(job, chunk, None, Hooks(hook), stop_at)
 
         with ThreadPoolExecutor(workers) as pool:
             parts = list(pool.map(lambda c: stack(*c), chunks))
@@ -295,6 +370,30 @@ def train_many(
         return results
     finally:
         torch.set_num_threads(threads_before)
+
+
+NETS = ("auto", "stacked", "autograd")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every stack of a train_many call shares: the model, the data and the network kind."""
+
+    cfg: ModelConfig
+    corpus: Corpus
+    docs: torch.Tensor | None  # (len(corpus.train),) document ids, or None: no document mask
+    val_docs: torch.Tensor | None  # (len(corpus.val),)
+    net: str  # "stacked" or "autograd"
+
+    def network(self, layout: Layout, theta: torch.Tensor, grad: torch.Tensor) -> StackedDecoder | Decoders:
+        kind = StackedDecoder if self.net == "stacked" else Decoders
+        return kind(self.cfg, layout, theta, grad)
+
+    def batches(self, runs: list[TrainConfig]) -> Batches:
+        seeds, B, T = [r.data_seed_value for r in runs], runs[0].batch, self.cfg.context
+        if self.docs is None:
+            return Batches(self.corpus.train, seeds, B, T)
+        return DocBatches(self.corpus.train, self.docs, seeds, B, T)
 
 
 @dataclass
@@ -316,41 +415,64 @@ class Progress:
 
 
 def _train_stack(
-    cfg: ModelConfig, runs: list[TrainConfig], corpus: Corpus, checkpoint: str | os.PathLike | None,
-    on_eval: Callable[[int, dict], None] | None, stop_at: int | None,
-) -> list[TrainResult]:  # fmt: skip
+    job: Job,
+    runs: list[TrainConfig],
+    checkpoint: str | os.PathLike | None,
+    hooks: Hooks,
+    stop_at: int | None,
+) -> list[TrainResult]:
     t_start = time.perf_counter()
+    cfg = job.cfg
     M, T, B = len(runs), cfg.context, runs[0].batch
     steps = max(r.steps for r in runs)
 
     # the models, their optimiser and their batches, all seeded
     layout, theta = init_stack(cfg, [r.seed for r in runs])  # (M, P)
     grad = torch.zeros_like(theta)  # (M, P), written by every backward pass
-    net = StackedDecoder(cfg, layout, theta, grad)
+    net = job.network(layout, theta, grad)
     lr = torch.zeros(steps, M, dtype=torch.float64)  # 0 past a run's own last step
     for m, r in enumerate(runs):
         lr[: r.steps, m] = torch.tensor([lr_at(k, r) for k in range(r.steps)], dtype=torch.float64)
-    opt = Optimizer(runs[0].optimizer, lr, [r.betas for r in runs], [r.eps for r in runs],
-                    [r.weight_decay for r in runs], layout.lr_scales(cfg),
-                    [r.bias_correction for r in runs])  # fmt: skip
+    opt = Optimizer(
+        runs[0].optimizer,
+        lr,
+        [r.betas for r in runs],
+        [r.eps for r in runs],
+        [r.weight_decay for r in runs],
+        layout.lr_scales(cfg),
+        [r.bias_correction for r in runs],
+    )
     clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])  # (M,); inf: never clips
-    batches = Batches(corpus.train, [r.data_seed_value for r in runs], B, T)
-    xv, yv = val_windows(corpus.val, T)
+    batches = job.batches(runs)
+    xv, yv = val_windows(job.corpus.val, T)
+    dv = None if job.docs is None or job.val_docs is None else window_docs(job.val_docs, T)
     p = Progress(
-        step=0, losses=torch.zeros(steps, M), grad_norms=torch.zeros(steps, M),
-        interval=torch.zeros(M, dtype=torch.float64), norm=torch.full((M,), math.nan),
-        curves=[{k: [] for k in CURVES} for _ in runs], running=list(range(M)),
-        diverged_at=[None] * M, stopped_at=[r.steps for r in runs], final=theta.clone(),
-    )  # fmt: skip
+        step=0,
+        losses=torch.zeros(steps, M),
+        grad_norms=torch.zeros(steps, M),
+        interval=torch.zeros(M, dtype=torch.float64),
+        norm=torch.full((M,), math.nan),
+        curves=[{k: [] for k in CURVES} for _ in runs],
+        running=list(range(M)),
+        diverged_at=[None] * M,
+        stopped_at=[r.steps for r in runs],
+        final=theta.clone(),
+    )
 
     def save() -> None:
         if checkpoint is not None:
             progress = dataclasses.asdict(p) | {"seconds": p.seconds + time.perf_counter() - t_start}
-            save_checkpoint(checkpoint, {
-                "version": CHECKPOINT_VERSION, "step": p.step, "model_config": config_dict(cfg),
-                "train_configs": [config_dict(r) for r in runs], "theta": theta.clone(),
-                "optimizer": opt.state_dict(), "batches": batches.state(), "progress": progress,
-            })  # fmt: skip
+            state = {
+                "version": CHECKPOINT_VERSION,
+                "step": p.step,
+                "model_config": config_dict(cfg),
+                "train_configs": [config_dict(r) for r in runs],
+                "theta": theta.clone(),
+                "optimizer": opt.state_dict(),
+                "batches": batches.state(),
+                "progress": progress,
+            }
+            save_checkpoint(checkpoint, state)
 
     if checkpoint is not None and Path(checkpoint).exists():
         ck = load_checkpoint(checkpoint)
@@ -361,19 +483,25 @@ def _train_stack(
         p = Progress(**ck["progress"])
     active = torch.zeros(M, dtype=torch.bool)
     active[p.running] = True
+    loss = torch.full((M,), math.nan)
 
     def record(step: int, due: list[int]) -> None:
-        val = net.evaluate(xv, yv).tolist()
+        val = net.evaluate(xv, yv, dv).tolist()
         for m in due:
             c = p.curves[m]
             n = step - c["step"][-1] if c["step"] else 0  # updates since the last evaluation
-            rec = {"step": step, "train_loss": float(p.interval[m]) / n if n else math.nan, "val_loss": val[m],
-                   "grad_norm": float(p.norm[m]), "lr": lr_at(max(step - 1, 0), runs[m])}  # fmt: skip
+            rec = {
+                "step": step,
+                "train_loss": float(p.interval[m]) / n if n else math.nan,
+                "val_loss": val[m],
+                "grad_norm": float(p.norm[m]),
+                "lr": lr_at(max(step - 1, 0), runs[m]),
+            }
             for k, v in rec.items():
                 c[k].append(v)
             p.interval[m] = 0.0
-            if on_eval is not None:
-                on_eval(m, dict(rec))
+            if hooks.on_eval is not None:
+                hooks.on_eval(m, dict(rec))
 
     def stop(m: int, step: int) -> None:
         p.running.remove(m)
@@ -381,13 +509,17 @@ def _train_stack(
         p.final[m] = theta[m]
         p.stopped_at[m] = step
 
+    def seen(step: int) -> Step:
+        return Step(step, theta, grad, loss, p.norm, opt, layout, p.curves, list(p.running), p.final)
+
     if p.step == 0 and not p.curves[0]["step"]:
         record(0, p.running)
     end = steps if stop_at is None else min(steps, stop_at)
-    while p.step < end and p.running:
+    halted = p.step == 0 and hooks.on_step is not None and bool(hooks.on_step(seen(0)))
+    while p.step < end and p.running and not halted:
         step = p.step
-        x, y = batches.next()  # (M, B, T) each
-        loss = net.loss_and_grad(x, y)  # (M,), gradients in grad (M, P)
+        x, y, doc = batches.draw()  # (M, B, T) each; doc None without document ids
+        loss = net.loss_and_grad(x, y, doc)  # (M,), gradients in grad (M, P)
         p.norm = torch.linalg.vector_norm(grad, dim=1)  # (M,)
         if not torch.isfinite(torch.where(active, loss + p.norm, 0.0).sum()).item():
             for m in (active & ~torch.isfinite(loss + p.norm)).nonzero().flatten().tolist():
@@ -398,7 +530,12 @@ def _train_stack(
         p.losses[step] = loss
         p.grad_norms[step] = p.norm
         p.interval.add_(torch.where(active, loss, 0.0))
+        skipped = None if hooks.skip is None else hooks.skip(seen(step))
+        kept = None if skipped is None else (theta[skipped].clone(), opt.rows(skipped))
         opt.step(theta, grad)
+        if kept is not None and skipped is not None:
+            theta[skipped] = kept[0]
+            opt.restore_rows(skipped, kept[1])
         p.step = done = step + 1
         finishing = [m for m in p.running if runs[m].steps == done]
         due = [m for m in p.running if done % runs[m].eval_every == 0 or m in finishing]
@@ -408,6 +545,7 @@ def _train_stack(
             stop(m, done)
         if due:
             save()
+        halted = hooks.on_step is not None and bool(hooks.on_step(seen(done)))
     save()
 
     seconds = (p.seconds + time.perf_counter() - t_start) / M

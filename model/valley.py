@@ -77,8 +77,9 @@ class Stepper:
 
     def __init__(self, valley: Valley, settings: Settings):
         self.valley, self.s = valley, settings
-        shape = np.broadcast(np.asarray(settings.lr), np.asarray(settings.beta), np.asarray(settings.beta1),
-                             np.asarray(settings.beta2)).shape  # fmt: skip
+        shape = np.broadcast(
+            np.asarray(settings.lr), np.asarray(settings.beta), np.asarray(settings.beta1), np.asarray(settings.beta2)
+        ).shape
         x0, y0 = valley.start()
         self.x, self.y = np.full(shape, x0), np.full(shape, y0)
         self.bx, self.by = np.zeros(shape), np.zeros(shape)  # momentum buffer, or Adam's m

@@ -102,7 +102,7 @@ def test_editing_one_experiment_reruns_only_that_experiment(project: Project) ->
     alpha_json = (project.runs_dir / "ch99.alpha.json").read_bytes()
     old = Results.read(project.results_path)
 
-    edit(project, MODULE, '"""A count."""', '"""A count, edited."""')
+    edit(project, MODULE, '{"x": [1.0, 2.0]}', '{"x": [1.0, 2.0 + 0.0]}')
     report = run_experiments(project, jobs=2)
     assert report.ran == ["ch99.beta"] and sorted(report.skipped) == ["ch99.alpha", "ch99.slow"]
     new = Results.read(project.results_path)

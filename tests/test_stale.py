@@ -124,7 +124,7 @@ def test_a_library_not_installed_here_is_no_environment_warning(project: Project
 
 
 def test_editing_an_experiment_is_one_stale_error_for_that_experiment(project: Project) -> None:
-    edit(project.root / MODULE, '"""A count."""', '"""A count, edited."""')
+    edit(project.root / MODULE, '{"x": [1.0, 2.0]}', '{"x": [1.0, 2.0 + 0.0]}')
     done = check(project)
     assert done.returncode == 1
     errors = [line for line in done.stderr.splitlines() if ": error: " in line]

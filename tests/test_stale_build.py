@@ -54,8 +54,8 @@ def build(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
 def edit_beta(project: Project) -> None:
     path = project.root / MODULE
     text = path.read_text(encoding="utf-8")
-    assert '"""A count."""' in text
-    path.write_text(text.replace('"""A count."""', '"""A count, edited."""'), encoding="utf-8")
+    assert '{"x": [1.0, 2.0]}' in text
+    path.write_text(text.replace('{"x": [1.0, 2.0]}', '{"x": [1.0, 2.0 + 0.0]}'), encoding="utf-8")
 
 
 def stale_lines(output: str) -> list[str]:

@@ -1,5 +1,6 @@
-"""Fingerprints by what an experiment reaches (format 4, :mod:`slidegen.record.reach`), on copies of this
-project's model/: a helper moved to another module changes no fingerprint; an edit changes exactly
+"""Fingerprints by what an experiment reaches (format 5, :mod:`slidegen.record.reach`), on copies of this
+project's model/: a helper moved to another module changes no fingerprint; reformatting, a comment
+or a docstring edit changes none; an edit of an expression changes exactly
 the fingerprints of the experiments that reach what was edited; an edit of a function nothing
 reaches changes none; and staleness is told without importing anything (no torch, no model/),
 from a cold build folder."""
@@ -70,11 +71,11 @@ def test_moving_helpers_between_modules_leaves_every_fingerprint_unchanged(root:
         "from model.data import first_step_below\nfrom model.experiments.common import exact, measured, progress",
     )
     # a chapter's own helper into the shared module
-    move(root, "model/experiments/ch05_lr.py", "steps_to", COMMON, "from collections.abc import Sequence\n")
+    move(root, "model/experiments/ch05_lr.py", "blowup_step", COMMON)
     replace(
         root / "model/experiments/ch05_lr.py",
         "from model.experiments.common import ",
-        "from model.experiments.common import steps_to, ",
+        "from model.experiments.common import blowup_step, ",
     )
     # a helper called as module.name (vl.fastest): into model/optim.py, the caller now optim.fastest
     move(
@@ -116,6 +117,42 @@ def test_editing_a_reached_definition_changes_exactly_the_experiments_that_reach
     replace(root / module, text, text.rstrip("\n") + "\n    _edited = 1  # noqa\n")
     after = current_fingerprints(Project(root))
     assert {exp_id for exp_id in before if after[exp_id] != before[exp_id].fingerprint} == reaching
+
+
+def test_formatting_comments_and_docstrings_leave_every_fingerprint_unchanged(root: Path) -> None:
+    before = current_fingerprints(Project(root))
+    train = root / "model/train.py"
+    # a docstring edit (the module's and a reached function's), a comment, and a reformatting
+    replace(train, "One loop serves one run and many.", "One loop serves one run and many (edited).")
+    replace(train, '    """The learning rate of update `step` (0-based)', '    """The rate of update `step`')
+    replace(train, "    if step < cfg.warmup:\n", "    # warmup first\n    if step < cfg.warmup:  # (linear)\n")
+    replace(
+        train,
+        "        return cfg.lr * (step + 1) / cfg.warmup\n",
+        "        return (\n            cfg.lr\n            * (step + 1)\n            / cfg.warmup\n        )\n",
+    )
+    replace(root / "model/valley.py", "def fastest(", "def fastest(  # a comment on the signature\n")
+    compile_all(root)
+    assert current_fingerprints(Project(root)) == before
+    # but an expression is what a unit does: changing one makes the experiments that reach it stale
+    replace(train, "            / cfg.warmup\n", "            / (cfg.warmup + 1)\n")
+    after = current_fingerprints(Project(root))
+    reaching = {exp_id for exp_id, fp in fingerprints(Project(root)).items() if "model/train.py:lr_at" in fp.files}
+    assert reaching and {exp_id for exp_id in before if after[exp_id] != before[exp_id]} == reaching
+
+
+def test_reformatting_the_whole_package_leaves_every_fingerprint_unchanged(root: Path) -> None:
+    before = current_fingerprints(Project(root))
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--isolated", "--line-length", "60", "model"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "reformatted" in done.stdout, done.stdout + done.stderr
+    compile_all(root)
+    assert current_fingerprints(Project(root)) == before
 
 
 def test_editing_a_function_no_experiment_reaches_changes_no_fingerprint(root: Path) -> None:
@@ -168,7 +205,10 @@ def test_staleness_is_told_without_importing_torch_or_the_experiments_from_a_col
     told = tell(root)
     assert told["problem"] is None and told["imported"] == [] and told["stale"] == []
     assert isinstance(told["measured"], int) and told["measured"] > 900
-    replace(root / "model/valley.py", "def fastest(", "def fastest(  # edited\n")
+    replace(root / "model/valley.py", "def fastest(", "def fastest(  # a comment changes nothing\n")
+    assert tell(root)["stale"] == []
+    text = definition(root / "model/valley.py", "fastest")
+    replace(root / "model/valley.py", text, text.rstrip("\n") + "\n    _edited = 1  # noqa\n")
     stale = tell(root)["stale"]
     assert isinstance(stale, list) and stale and all(key.startswith("ch04.") for key in stale)
     shutil.rmtree(root / "build")

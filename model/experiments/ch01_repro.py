@@ -42,24 +42,39 @@ class Repro:
     "ch01.repro",
     config=Repro(),
     seeds=SEEDS,
-    quick={"default.train.steps": 30, "arith.lines": 2000, "arith.train.steps": 40, "arith.train.eval_every": 20,
-           "arith.score_every": 20, "arith.two_digit_problems": 20},
-)  # fmt: skip
+    quick={
+        "default.train.steps": 30,
+        "arith.lines": 2000,
+        "arith.train.steps": 40,
+        "arith.train.eval_every": 20,
+        "arith.score_every": 20,
+        "arith.two_digit_problems": 20,
+    },
+)
 def repro(ctx: RunContext) -> Outcome:
     """The default run's and the arithmetic runs' stacks against themselves: trained again, on
     two threads, each run alone, and with other arithmetic; arithmetic also in exact match."""
     cfg: Repro = ctx.config
     d, a = cfg.default, cfg.arith
     seeds = list(ctx.seeds)
-    default = run_arms(d.model, [replace(d.train, seed=s) for s in seeds], load_corpus(),
-                       report=lambda f, note: ctx.report_progress(0.4 * f, f"default run: {note}"))  # fmt: skip
+    default = run_arms(
+        d.model,
+        [replace(d.train, seed=s) for s in seeds],
+        load_corpus(),
+        report=lambda f, note: ctx.report_progress(0.4 * f, f"default run: {note}"),
+    )
     # the arithmetic stack exactly as ch01.arithmetic builds and trains it
     two = held_out(np.random.default_rng(a.test_seed), a.two_digit_problems, a.padded)
     corpus = arithmetic_corpus(a.lines, a.corpus_seed, a.padded, exclude=two)
     model_cfg = replace(a.model, vocab=corpus.vocab.size)
     runs = [replace(a.train, seed=s) for s in seeds]
-    arith = run_arms(model_cfg, runs, corpus, chunk=a.score_every,
-                     report=lambda f, note: ctx.report_progress(0.4 + 0.5 * f, f"arithmetic: {note}"))  # fmt: skip
+    arith = run_arms(
+        model_cfg,
+        runs,
+        corpus,
+        chunk=a.score_every,
+        report=lambda f, note: ctx.report_progress(0.4 + 0.5 * f, f"arithmetic: {note}"),
+    )
     ctx.report_progress(0.9, "arithmetic without stopping")
     whole = train_stack(model_cfg, runs, corpus)
 
@@ -81,14 +96,18 @@ def repro(ctx: RunContext) -> Outcome:
         other = acc2(arith.arms[arm])
         series[f"arith_acc2_{arm}"] = other.tolist()
         m[f"ch01.repro.arith.acc2_{arm}_max_diff"] = exact(
-            max_abs_diff(base, other), "",
-            f"largest |Δ two-digit exact match| of a seed at the end, {ARM_WHAT[arm]}, arithmetic stack", 2,
-        )  # fmt: skip
+            max_abs_diff(base, other),
+            "",
+            f"largest |Δ two-digit exact match| of a seed at the end, {ARM_WHAT[arm]}, arithmetic stack",
+            2,
+        )
     m["ch01.repro.arith.resume_max_diff"] = exact(
-        max_abs_diff([r.val_loss_final for r in arith.stack], [r.val_loss_final for r in whole]), "nats",
+        max_abs_diff([r.val_loss_final for r in arith.stack], [r.val_loss_final for r in whole]),
+        "nats",
         f"largest |Δ final validation loss|, the arithmetic stack stopped and resumed every {a.score_every} "
-        "steps against trained without stopping", 2,
-    )  # fmt: skip
+        "steps against trained without stopping",
+        2,
+    )
     m["ch01.repro.arith.resume_identical"] = exact(
         identical(arith.stack, whole), "runs", "arithmetic runs with bit-identical final weights, resumed or not"
     )

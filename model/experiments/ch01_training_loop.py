@@ -15,10 +15,8 @@
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import dataclass, field, replace
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -40,7 +38,7 @@ from model.experiments.registry import Measurement, Outcome, RunContext, experim
 from model.export import trainer_series
 from model.optim import Optimizer
 from model.stacked import StackedDecoder, init_stack
-from model.train import TrainConfig, TrainResult, lr_at, train_many
+from model.train import Step, TrainConfig, TrainResult, lr_at, train_many
 
 SEEDS = (0, 1, 2)
 TAIL_STEPS = 200  # "the end of a run": its last this many steps
@@ -490,9 +488,15 @@ class Arithmetic:
     "ch01.arithmetic",
     config=Arithmetic(),
     seeds=SEEDS,
-    quick={"lines": 2000, "train.steps": 40, "train.eval_every": 20, "score_every": 20, "two_digit_problems": 20,
-           "window": 20},
-)  # fmt: skip
+    quick={
+        "lines": 2000,
+        "train.steps": 40,
+        "train.eval_every": 20,
+        "score_every": 20,
+        "two_digit_problems": 20,
+        "window": 20,
+    },
+)
 def arithmetic(ctx: RunContext) -> Outcome:
     """Loss is a proxy: exact-match accuracy on held-out sums against the loss, over training."""
     cfg: Arithmetic = ctx.config
@@ -510,22 +514,32 @@ def arithmetic(ctx: RunContext) -> Outcome:
     names = ("val_loss", "answer_loss1", "answer_loss2", "acc1", "acc2", "digit2")
     scores: list[list[tuple[float, ...]]] = [[] for _ in runs]  # per seed, per scored step: the six names
     by_twin = np.zeros((len(runs), 2))  # per seed, at the end: exact match on the sums with and without a twin
-    with tempfile.TemporaryDirectory() as tmp:
-        checkpoint = Path(tmp) / "seeds.pt"
-        for step in steps:
-            # The seeds train together; resuming from a checkpoint is bit for bit the uninterrupted
-            # run, so stopping to score between chunks does not change the training itself.
-            results = train_many(model_cfg, runs, corpus, checkpoint=checkpoint, stop_at=step)
-            for i, result in enumerate(results):
-                model = Decoder(model_cfg)
-                model.load_state_dict(result.state_dict or {})
-                v = corpus.vocab
-                scores[i].append((_val_loss(model, corpus), answer_loss(model, v, one), answer_loss(model, v, two),
-                                  exact_match(model, v, one), exact_match(model, v, two),
-                                  _digit_accuracy(model, v, two)))  # fmt: skip
-                if step == steps[-1]:
-                    by_twin[i] = exact_match(model, v, with_twin), exact_match(model, v, without_twin)
-            ctx.report_progress((step + 1) / (steps[-1] + 1), f"step {step}")
+    scored = set(steps)
+
+    def score(at: Step) -> bool:
+        """Score every seed's weights at a scored step (the seeds train on together); stop after the last."""
+        if at.step not in scored:
+            return False
+        for i in range(len(runs)):
+            model = Decoder(model_cfg)
+            model.load_state_dict(at.weights(i, model_cfg))
+            v = corpus.vocab
+            scores[i].append(
+                (
+                    _val_loss(model, corpus),
+                    answer_loss(model, v, one),
+                    answer_loss(model, v, two),
+                    exact_match(model, v, one),
+                    exact_match(model, v, two),
+                    _digit_accuracy(model, v, two),
+                )
+            )
+            if at.step == steps[-1]:
+                by_twin[i] = exact_match(model, v, with_twin), exact_match(model, v, without_twin)
+        ctx.report_progress((at.step + 1) / (steps[-1] + 1), f"step {at.step}")
+        return at.step == steps[-1]
+
+    train_many(model_cfg, runs, corpus, workers=1, on_step=score)
     table = np.array(scores)  # (seeds, scored steps, 5)
     s = {name: table[..., k] for k, name in enumerate(names)}  # each (seeds, scored steps)
     acc1, acc2, digit2 = s["acc1"], s["acc2"], s["digit2"]
@@ -717,10 +731,13 @@ def lr_extremes(ctx: RunContext) -> Outcome:
         return [replace(getattr(cfg, name), eval_every=cfg.eval_every, seed=seed) for seed in seeds]
 
     # every setting and seed as one stack of AdamW runs (they differ in learning rate and schedule only)
-    stack = train_many(ModelConfig(), [r for n in names for r in setting(n)], corpus, workers=1,
-                       on_eval=progress(ctx, cfg.low))  # fmt: skip
-    val = {n: np.array([r.curves["val_loss"] for r in stack[k * len(seeds) : (k + 1) * len(seeds)]])
-           for k, n in enumerate(names)}  # fmt: skip
+    stack = train_many(
+        ModelConfig(), [r for n in names for r in setting(n)], corpus, workers=1, on_eval=progress(ctx, cfg.low)
+    )
+    val = {
+        n: np.array([r.curves["val_loss"] for r in stack[k * len(seeds) : (k + 1) * len(seeds)]])
+        for k, n in enumerate(names)
+    }
     steps = stack[0].curves["step"]
     last = max(0, len(steps) - 1 - TAIL_STEPS // cfg.eval_every)  # the evaluation TAIL_STEPS before the end
     unigram = ngram_loss(corpus.train, corpus.val, n=1, vocab_size=corpus.vocab.size)
@@ -882,8 +899,12 @@ def _instrumented_sgd(cfg: ModelConfig, seeds: list[int], lr: float, steps: int,
     layout, theta = init_stack(cfg, seeds)
     grad = torch.zeros_like(theta)
     net = StackedDecoder(cfg, layout, theta, grad)
-    runs = [TrainConfig(steps=steps, lr=lr, schedule="constant", warmup=0, optimizer="sgd", weight_decay=0.0,
-                        clip=None, seed=s) for s in seeds]  # fmt: skip
+    runs = [
+        TrainConfig(
+            steps=steps, lr=lr, schedule="constant", warmup=0, optimizer="sgd", weight_decay=0.0, clip=None, seed=s
+        )
+        for s in seeds
+    ]
     rates = torch.tensor([[lr_at(k, r) for r in runs] for k in range(steps)], dtype=torch.float64)
     opt = Optimizer("sgd", rates, [r.betas for r in runs], [r.eps for r in runs], [0.0] * len(runs))
     batches = Batches(corpus.train, [r.data_seed_value for r in runs], runs[0].batch, cfg.context)
@@ -935,8 +956,7 @@ class TrainerRun:
     temperature: float = 0.8
 
 
-@experiment("ch01.trainer", config=TrainerRun(), seeds=(0,), quick={"train.steps": 30},
-            uses=("model.export",))  # fmt: skip
+@experiment("ch01.trainer", config=TrainerRun(), seeds=(0,), quick={"train.steps": 30}, uses=("model.export",))
 def trainer(ctx: RunContext) -> Outcome:
     """What the browser trainer needs (vocabulary, ids, one seed's initial weights and batch order)
     and the Python run of that seed, whose curve is the slide's static picture."""
@@ -974,9 +994,13 @@ class BrowserCheck:
     browser: bool = True  # whether a missing Chromium is an error (quick mode skips the browser part)
 
 
-@experiment("ch01.browser", config=BrowserCheck(), seeds=(0,),
-            quick={"check_steps": 3, "full": False, "browser": False},
-            uses=("components/decoder-trainer.js", "model.browser", "model.export"))  # fmt: skip
+@experiment(
+    "ch01.browser",
+    config=BrowserCheck(),
+    seeds=(0,),
+    quick={"check_steps": 3, "full": False, "browser": False},
+    uses=("components/decoder-trainer.js", "model.browser", "model.export"),
+)
 def browser_check(ctx: RunContext) -> Outcome:
     """The browser trainer (float64 JavaScript in headless Chromium) against the NumPy reference, step for
     step, and its whole run against the Python run. Needs Chromium; a quick run without it skips the browser."""
@@ -1018,9 +1042,11 @@ def browser_check(ctx: RunContext) -> Outcome:
         if len(js) != len(py):
             raise AssertionError(f"the browser evaluated {len(js)} times, Python {len(py)}")
         m["ch01.browser.max_val_diff"] = exact(
-            float(np.abs(js - py).max()), "nats",
-            "largest |validation loss difference| at any evaluation, browser (float64) vs Python (float32) run", 2,
-        )  # fmt: skip
+            float(np.abs(js - py).max()),
+            "nats",
+            "largest |validation loss difference| at any evaluation, browser (float64) vs Python (float32) run",
+            2,
+        )
         m["ch01.browser.val_loss.final"] = exact(js[-1], "nats", "the browser run's final validation loss (one seed)")
         out |= {"step": [s for s, _ in full["evals"]], "browser_val_loss": js, "python_val_loss": py}
     return Outcome(measurements=m, series=out)

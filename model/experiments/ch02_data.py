@@ -28,7 +28,7 @@ import torch
 from model.bpe import bpe_corpus, chunks, encode, nats_per_char, train_bpe
 from model.data import Corpus, book_path, load_corpus, load_text, val_windows
 from model.decoder import Decoder, ModelConfig, num_params
-from model.experiments.common import exact, measured, progress
+from model.experiments.common import best_rung, exact, measured, progress
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import TrainConfig, TrainResult, train_many
 
@@ -77,12 +77,6 @@ def repeated_lines(text: str) -> tuple[int, int, int]:
     lines = [line for line in text.splitlines() if line.strip()]
     counts = Counter(lines)
     return len(lines), sum(c > 1 for c in counts.values()), sum(c - 1 for c in counts.values())
-
-
-def best_rung(finals: np.ndarray) -> int:
-    """The ladder rung (axis 0) with the lowest mean over seeds (axis 1); NaN (diverged) loses."""
-    means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
-    return int(np.argmin(means))
 
 
 def matched_prefix(a: str, b: str) -> int:
@@ -241,8 +235,13 @@ def windows(ctx: RunContext) -> Outcome:
     for k, ctxlen in enumerate(cfg.contexts):
         model = ModelConfig(context=ctxlen)
         t0 = time.perf_counter()
-        runs = train_many(model, _ladder(cfg.train, ctx.seeds, cfg.lrs), corpus, workers=1,
-                          on_eval=progress(ctx, cfg.train, k / len(cfg.contexts), 1 / len(cfg.contexts)))  # fmt: skip
+        runs = train_many(
+            model,
+            _ladder(cfg.train, ctx.seeds, cfg.lrs),
+            corpus,
+            workers=1,
+            on_eval=progress(ctx, cfg.train, k / len(cfg.contexts), 1 / len(cfg.contexts)),
+        )
         per_step = (time.perf_counter() - t0) / (len(runs) * cfg.train.steps)
         finals = _finals(runs, len(cfg.lrs))
         b = best_rung(finals)
@@ -269,9 +268,11 @@ def windows(ctx: RunContext) -> Outcome:
         }
     first, last = cfg.contexts[0], cfg.contexts[-1]
     m[f"ch02.ctx.gain_{first}_{last}"] = measured(
-        np.array(curves[0])[:, -1] - np.array(curves[-1])[:, -1], "nats",
-        f"validation loss at context {first} minus at {last} (same seeds, each at its best rate)", 2,
-    )  # fmt: skip
+        np.array(curves[0])[:, -1] - np.array(curves[-1])[:, -1],
+        "nats",
+        f"validation loss at context {first} minus at {last} (same seeds, each at its best rate)",
+        2,
+    )
     m[f"ch02.ctx.cost_{first}_{last}"] = exact(
         secs[-1] / secs[0], "x", f"time per step, context {last} over {first}", 2
     )
@@ -348,8 +349,13 @@ def bpe_book(ctx: RunContext) -> Outcome:
     for k, (name, corpus, n_tok, n_chr) in enumerate(settings):
         cpt = n_chr / n_tok
         model = ModelConfig(vocab=corpus.vocab.size)
-        runs = train_many(model, _ladder(cfg.train, ctx.seeds, cfg.lrs), corpus, workers=1,
-                          on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings)))  # fmt: skip
+        runs = train_many(
+            model,
+            _ladder(cfg.train, ctx.seeds, cfg.lrs),
+            corpus,
+            workers=1,
+            on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings)),
+        )
         finals = _finals(runs, len(cfg.lrs))
         b = best_rung(finals)
         per_char = np.array([nats_per_char(v, n_tok, n_chr) for v in finals[b]])
@@ -441,8 +447,9 @@ def packing(ctx: RunContext) -> Outcome:
     n_train = len(corpus.train)
     train_starts = [s for s in starts if 0 < s < n_train]
     crossing = windows_crossing(train_starts, n_train, T)
-    runs = train_many(model, [replace(cfg.train, seed=s) for s in ctx.seeds], corpus, workers=1,
-                      on_eval=progress(ctx, cfg.train))  # fmt: skip
+    runs = train_many(
+        model, [replace(cfg.train, seed=s) for s in ctx.seeds], corpus, workers=1, on_eval=progress(ctx, cfg.train)
+    )
     # every scene start after the first, in the whole play: the loss on its first `after`
     # characters, given the T characters before them (the previous scene's end) or none of them
     pairs = [s for s in starts if s >= T + 1 and s + cfg.after <= n]  # the same targets both ways: s + 1 ..
@@ -528,8 +535,13 @@ def mixture(ctx: RunContext) -> Outcome:
     for k, share in enumerate(cfg.shares):
         train = mixed(ham.train, mac_train, share, total)
         c = Corpus(text=ham.text, vocab=ham.vocab, train=train, val=ham.val)
-        runs = train_many(model, [replace(cfg.train, seed=s) for s in ctx.seeds], c, workers=1,
-                          on_eval=progress(ctx, cfg.train, k / len(cfg.shares), 1 / len(cfg.shares)))  # fmt: skip
+        runs = train_many(
+            model,
+            [replace(cfg.train, seed=s) for s in ctx.seeds],
+            c,
+            workers=1,
+            on_eval=progress(ctx, cfg.train, k / len(cfg.shares), 1 / len(cfg.shares)),
+        )
         val_h.append([_loss_on(model, r, ham.val) for r in runs])
         val_m.append([_loss_on(model, r, mac_val) for r in runs])
     unk = int((mac_ids == ham.vocab.unk).sum())
@@ -577,8 +589,13 @@ def data_size(ctx: RunContext) -> Outcome:
     for k, frac in enumerate(cfg.fractions):
         n = round(frac * len(corpus.train))
         c = Corpus(text=corpus.text, vocab=corpus.vocab, train=corpus.train[:n], val=corpus.val)
-        runs = train_many(model, [replace(cfg.train, seed=s) for s in ctx.seeds], c, workers=1,
-                          on_eval=progress(ctx, cfg.train, k / len(cfg.fractions), 1 / len(cfg.fractions)))  # fmt: skip
+        runs = train_many(
+            model,
+            [replace(cfg.train, seed=s) for s in ctx.seeds],
+            c,
+            workers=1,
+            on_eval=progress(ctx, cfg.train, k / len(cfg.fractions), 1 / len(cfg.fractions)),
+        )
         val = np.array([r.val_loss_final for r in runs])
         fit = np.array([_loss_on(model, r, c.train) for r in runs])
         pct = round(100 * frac)

@@ -11,64 +11,29 @@ k characters of a scene against the loss far from a boundary, each arm evaluated
 way it was trained and also the other way (the unmasked arm with the mask, the masked
 arm without it).
 
-This experiment lives in its own module so that the rest of chapter 2's results keep
-their fingerprints. ``train_packed`` is train_many's loop (one stack, no checkpoint)
-with document ids beside the batches; without them it computes exactly what
-``train_many(..., workers=1)`` computes (tests/model/test_ch02_docmask.py).
+The arms train with model/train.py's ``train_many`` (one stack), the masked ones with
+the document ids of their training and validation text beside it.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
-from model.data import Batches, Corpus, book_path, load_corpus, load_text, val_windows
+from model.data import Corpus, book_path, doc_ids, load_corpus, load_text, val_windows, window_docs
 from model.decoder import ModelConfig
-from model.experiments.ch02_data import MACBETH, SEEDS, best_rung, scene_starts, windows_crossing
-from model.experiments.common import exact, measured, progress, spread
+from model.experiments.ch02_data import MACBETH, SEEDS, scene_starts, windows_crossing
+from model.experiments.common import best_rung, exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
-from model.optim import Optimizer, clip_
 from model.stacked import EVAL_CHUNK, StackedDecoder, init_stack
-from model.train import CURVES, TrainConfig, TrainResult, config_dict, lr_at
+from model.train import TrainConfig, TrainResult, train_many
 
 ARMS = ("nomask", "mask", "sep", "sep_mask")  # no mask, mask; a separator before each scene, without and with it
 
 
 # --------------------------------------------------------------------------- documents and windows (tested)
-
-
-def doc_ids(starts: list[int], n: int) -> torch.Tensor:
-    """The document of each of n characters (int64): the index of the last start at or before it."""
-    if not starts or starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:], strict=False)):
-        raise ValueError("document starts must begin at 0 and increase")
-    return torch.from_numpy(np.searchsorted(np.asarray(starts), np.arange(n), side="right") - 1)
-
-
-class DocBatches(Batches):
-    """Batches, and beside each batch the document ids of its inputs (M, B, T): the same
-    windows as Batches draws from the same seeds."""
-
-    def __init__(self, data: torch.Tensor, docs: torch.Tensor, data_seeds: list[int], batch: int, context: int):
-        if len(docs) != len(data):
-            raise ValueError(f"{len(docs)} document ids for {len(data)} tokens")
-        super().__init__(data, data_seeds, batch, context)
-        self.docs = docs
-
-    def next_with_docs(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        x, y = self.next()
-        starts = self.starts[:, self.k - 1]  # (M, B): this step's window starts
-        return x, y, self.docs[starts[..., None] + self.span[:-1]]  # (M, B, T)
-
-
-def window_docs(docs: torch.Tensor, context: int) -> torch.Tensor:
-    """The document ids of the inputs of val_windows(data, context), (n, T)."""
-    n = (len(docs) - 1) // context
-    return docs[(torch.arange(n) * context)[:, None] + torch.arange(context)]
 
 
 @dataclass(frozen=True)
@@ -142,105 +107,6 @@ def token_losses(net: StackedDecoder, x: torch.Tensor, y: torch.Tensor, doc: tor
         logp = torch.log_softmax(logits.double(), dim=1)
         out.append(-logp.gather(1, yc.reshape(1, 1, -1).expand(M, 1, -1)).view(M, *xc.shape))
     return torch.cat(out, dim=1)
-
-
-def train_packed(
-    cfg: ModelConfig, runs: list[TrainConfig], corpus: Corpus, docs: torch.Tensor | None,
-    val_docs: torch.Tensor | None = None, on_eval: Callable[[int, dict], None] | None = None,
-) -> list[TrainResult]:  # fmt: skip
-    """Train len(runs) Decoders as one stack, as train_many(..., workers=1) does, with the
-    document mask when `docs` (the document of each training character) is given; the
-    evaluations use `val_docs` (the document of each validation character) with it."""
-    t_start = time.perf_counter()
-    M, T, B = len(runs), cfg.context, runs[0].batch
-    for name in ("batch", "optimizer", "eval_every"):
-        if len({getattr(r, name) for r in runs}) > 1:
-            raise ValueError(f"stacked runs must share {name}")
-    steps = max(r.steps for r in runs)
-    layout, theta = init_stack(cfg, [r.seed for r in runs])
-    grad = torch.zeros_like(theta)
-    net = StackedDecoder(cfg, layout, theta, grad)
-    lr = torch.zeros(steps, M, dtype=torch.float64)
-    for m, r in enumerate(runs):
-        lr[: r.steps, m] = torch.tensor([lr_at(k, r) for k in range(r.steps)], dtype=torch.float64)
-    opt = Optimizer(runs[0].optimizer, lr, [r.betas for r in runs], [r.eps for r in runs],
-                    [r.weight_decay for r in runs], layout.lr_scales(cfg),
-                    [r.bias_correction for r in runs])  # fmt: skip
-    clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])
-    seeds = [r.data_seed_value for r in runs]
-    masked = docs is not None
-    batches = DocBatches(corpus.train, docs, seeds, B, T) if docs is not None else Batches(corpus.train, seeds, B, T)
-    xv, yv = val_windows(corpus.val, T)
-    dv = window_docs(val_docs, T) if masked and val_docs is not None else None
-    losses, norms = torch.zeros(steps, M), torch.zeros(steps, M)
-    interval = torch.zeros(M, dtype=torch.float64)
-    norm = torch.full((M,), math.nan)
-    curves: list[dict[str, list[float]]] = [{k: [] for k in CURVES} for _ in runs]
-    active = torch.ones(M, dtype=torch.bool)
-    diverged: list[int | None] = [None] * M
-    stopped = [r.steps for r in runs]
-    final = theta.clone()
-
-    def record(step: int, due: list[int]) -> None:
-        val = net.evaluate(xv, yv, dv).tolist()
-        for m in due:
-            c = curves[m]
-            n = step - c["step"][-1] if c["step"] else 0
-            rec = {"step": step, "train_loss": float(interval[m]) / n if n else math.nan, "val_loss": val[m],
-                   "grad_norm": float(norm[m]), "lr": lr_at(max(step - 1, 0), runs[m])}  # fmt: skip
-            for key, v in rec.items():
-                c[key].append(v)
-            interval[m] = 0.0
-            if on_eval is not None:
-                on_eval(m, dict(rec))
-
-    def stop(m: int, step: int) -> None:
-        active[m] = False
-        final[m] = theta[m]
-        stopped[m] = step
-
-    record(0, list(range(M)))
-    for step in range(steps):
-        if not active.any():
-            break
-        if isinstance(batches, DocBatches):
-            x, y, doc = batches.next_with_docs()
-            loss = net.loss_and_grad(x, y, doc)
-        else:
-            x, y = batches.next()
-            loss = net.loss_and_grad(x, y)
-        norm = torch.linalg.vector_norm(grad, dim=1)
-        if not torch.isfinite(torch.where(active, loss + norm, 0.0).sum()).item():
-            for m in (active & ~torch.isfinite(loss + norm)).nonzero().flatten().tolist():
-                diverged[m] = step
-                stop(m, step)
-            grad[~active] = 0.0
-        clip_(grad, norm, clip)
-        losses[step], norms[step] = loss, norm
-        interval.add_(torch.where(active, loss, 0.0))
-        opt.step(theta, grad)
-        done = step + 1
-        running = active.nonzero().flatten().tolist()
-        finishing = [m for m in running if runs[m].steps == done]
-        due = [m for m in running if done % runs[m].eval_every == 0 or m in finishing]
-        if due:
-            record(done, due)
-        for m in finishing:
-            stop(m, done)
-    seconds = (time.perf_counter() - t_start) / M
-    results = []
-    for m, r in enumerate(runs):
-        n = stopped[m]
-        ok = diverged[m] is None and n == r.steps
-        c = curves[m]
-        results.append(TrainResult(
-            model_config=config_dict(cfg), train_config={**config_dict(r), "data_seed": r.data_seed_value},
-            val_loss_init=c["val_loss"][0], val_loss_final=c["val_loss"][-1] if ok else math.nan,
-            train_loss_final=c["train_loss"][-1] if ok else math.nan, steps=n, seconds=seconds,
-            tokens_seen=n * B * T, diverged_at=diverged[m], curves=c, step_losses=losses[:n, m].tolist(),
-            step_grad_norms=norms[:n, m].tolist(), state_dict=layout.state_dict(final[m], cfg),
-        ))  # fmt: skip
-    return results
 
 
 def _stack_of(cfg: ModelConfig, results: list[TrainResult]) -> StackedDecoder:
@@ -323,21 +189,25 @@ def docmask(ctx: RunContext) -> Outcome:
     S = len(ctx.seeds)
     for a, arm in enumerate(ARMS):
         hook = progress(ctx, cfg.train, a / len(ARMS), 1 / len(ARMS))
-        arm_model, arm_corpus, arm_docs = (sep_model, sep_corpus, sep_train_docs) if arm in SEPARATED else (
-            model, corpus, train_docs)  # fmt: skip
+        arm_model, arm_corpus, arm_docs = (
+            (sep_model, sep_corpus, sep_train_docs) if arm in SEPARATED else (model, corpus, train_docs)
+        )
         if arm in MASKED:
-            results[arm] = train_packed(arm_model, ladder, arm_corpus, arm_docs, val_docs, on_eval=hook)
+            results[arm] = train_many(
+                arm_model, ladder, arm_corpus, on_eval=hook, workers=1, docs=arm_docs, val_docs=val_docs
+            )
         else:
-            results[arm] = train_packed(arm_model, ladder, arm_corpus, None, on_eval=hook)
+            results[arm] = train_many(arm_model, ladder, arm_corpus, on_eval=hook, workers=1)
         finals = np.array([r.val_loss_final for r in results[arm]]).reshape(len(cfg.lrs), S)
         b = best_rung(finals)
         chosen[arm] = results[arm][b * S : (b + 1) * S]
         m |= {
             f"ch02.docmask.{arm}.lr": exact(cfg.lrs[b], "", f"learning rate chosen for the {arm} arm", 1),
-            f"ch02.docmask.{arm}.edge": exact(int(b in (0, len(cfg.lrs) - 1)), "",
-                                              f"1 if the {arm} arm's chosen rate is at the sweep's edge"),
+            f"ch02.docmask.{arm}.edge": exact(
+                int(b in (0, len(cfg.lrs) - 1)), "", f"1 if the {arm} arm's chosen rate is at the sweep's edge"
+            ),
             f"ch02.docmask.{arm}.val": measured(finals[b], "nats", f"validation loss, {arm} arm at its chosen rate"),
-        }  # fmt: skip
+        }
         for i, lr in enumerate(cfg.lrs):
             m[f"ch02.docmask.{arm}.sweep{i}.val"] = measured(
                 finals[i], "nats", f"validation loss, {arm} arm at learning rate {lr:g}"
@@ -354,11 +224,14 @@ def docmask(ctx: RunContext) -> Outcome:
     for as_trained, other in (("nomask", "nomask_eval_mask"), ("mask", "mask_eval_nomask")):
         if not np.array_equal(scores[as_trained]["far"], scores[other]["far"]):
             raise AssertionError("the mask changed a prediction far from any boundary")
-    what = {"nomask": "no mask, evaluated without", "mask": "mask, evaluated with it",
-            "nomask_eval_mask": "no mask, evaluated with the mask",
-            "mask_eval_nomask": "the mask, evaluated without it",
-            "sep": "separators, no mask, evaluated without",
-            "sep_mask": "separators and the mask, evaluated with it"}  # fmt: skip
+    what = {
+        "nomask": "no mask, evaluated without",
+        "mask": "mask, evaluated with it",
+        "nomask_eval_mask": "no mask, evaluated with the mask",
+        "mask_eval_nomask": "the mask, evaluated without it",
+        "sep": "separators, no mask, evaluated without",
+        "sep_mask": "separators and the mask, evaluated with it",
+    }
     for name, per in scores.items():
         for key, v in per.items():
             where = "far from a boundary" if key == "far" else f"a scene's first {key[5:]} characters"
@@ -376,47 +249,62 @@ def docmask(ctx: RunContext) -> Outcome:
                 b_ - a_, "nats", f"{key}: each arm evaluated as trained, mask minus no mask (same seeds)"
             ),
             f"ch02.docmask.mask_drop.{key}": spread(
-                scores["mask_eval_nomask"][key] - b_, "nats",
+                scores["mask_eval_nomask"][key] - b_,
+                "nats",
                 f"{key}: the masked arm evaluated without the mask minus with it",
             ),
-        }  # fmt: skip
+        }
     for key in scores["mask"]:
         for name in ("sep", "sep_mask"):
             m[f"ch02.docmask.{name}_minus_mask.{key}"] = spread(
-                scores[name][key] - scores["mask"][key], "nats",
+                scores[name][key] - scores["mask"][key],
+                "nats",
                 f"{key}: the {what[name]} arm minus the mask arm (same seeds)",
-            )  # fmt: skip
+            )
         m[f"ch02.docmask.sep_minus_nomask.{key}"] = spread(
-            scores["sep"][key] - scores["nomask"][key], "nats",
+            scores["sep"][key] - scores["nomask"][key],
+            "nats",
             f"{key}: the separator arm (no mask) minus the no-mask arm (same seeds)",
-        )  # fmt: skip
+        )
     val = {arm: np.array([r.val_loss_final for r in chosen[arm]]) for arm in ARMS}
     crossing = windows_crossing([s for s in starts if 0 < s < n_train], n_train, T)
     m |= {
-        "ch02.docmask.val_diff": spread(val["mask"] - val["nomask"], "nats",
-                                        "validation loss, mask arm minus no-mask arm (same seeds)"),
-        "ch02.docmask.sep_val_diff": spread(val["sep"] - val["nomask"], "nats",
-                                            "validation loss, separator arm minus no-mask arm (same seeds)"),
+        "ch02.docmask.val_diff": spread(
+            val["mask"] - val["nomask"], "nats", "validation loss, mask arm minus no-mask arm (same seeds)"
+        ),
+        "ch02.docmask.sep_val_diff": spread(
+            val["sep"] - val["nomask"], "nats", "validation loss, separator arm minus no-mask arm (same seeds)"
+        ),
         # the sd alone, for differences whose mean is smaller than it (a slide then says "within its spread")
-        "ch02.docmask.val_diff_sd": exact(float(np.std(val["mask"] - val["nomask"], ddof=1)), "nats",
-                                          "sd over seeds of the validation loss, mask minus no mask", 1),
-        "ch02.docmask.far_diff_sd": exact(float(np.std(scores["mask"]["far"] - scores["nomask"]["far"], ddof=1)),
-                                          "nats", "sd over seeds of the far loss, mask minus no mask", 1),
+        "ch02.docmask.val_diff_sd": exact(
+            float(np.std(val["mask"] - val["nomask"], ddof=1)),
+            "nats",
+            "sd over seeds of the validation loss, mask minus no mask",
+            1,
+        ),
+        "ch02.docmask.far_diff_sd": exact(
+            float(np.std(scores["mask"]["far"] - scores["nomask"]["far"], ddof=1)),
+            "nats",
+            "sd over seeds of the far loss, mask minus no mask",
+            1,
+        ),
         "ch02.docmask.sep_token": exact(sep, "", "id of the separator token (one more than the vocabulary)"),
-        "ch02.docmask.sep_count": exact(len(sep_train_starts) - 1, "separators",
-                                        "separators in the separator arms' training text"),
+        "ch02.docmask.sep_count": exact(
+            len(sep_train_starts) - 1, "separators", "separators in the separator arms' training text"
+        ),
         "ch02.docmask.steps": exact(cfg.train.steps, "steps", "steps of every run"),
         "ch02.docmask.lr_low": exact(min(cfg.lrs), "", "lowest learning rate of the sweep", 1),
         "ch02.docmask.lr_high": exact(max(cfg.lrs), "", "highest learning rate of the sweep", 1),
         "ch02.docmask.rates": exact(len(cfg.lrs), "rates", "learning rates swept per arm"),
         "ch02.docmask.train_crossing": exact(crossing, "windows", "training windows that hold a scene boundary"),
-        "ch02.docmask.train_crossing_share": exact(crossing / (n_train - T), "",
-                                                   "share of training windows that hold a scene boundary", 2),
+        "ch02.docmask.train_crossing_share": exact(
+            crossing / (n_train - T), "", "share of training windows that hold a scene boundary", 2
+        ),
         "ch02.docmask.heldout_overlap": exact(overlap, "windows", "validation windows overlapping training text (0)"),
         "ch02.docmask.val_crossing": exact(val_crossing, "windows", "validation windows that hold a scene boundary"),
         "ch02.docmask.mac_boundaries": exact(len(mac_starts) - 1, "boundaries", "scene boundaries in Macbeth"),
         "ch02.docmask.far_count": exact(int(far.keep.sum()), "predictions", "Macbeth predictions far from a boundary"),
-    }  # fmt: skip
+    }
     for k in cfg.first:
         m[f"ch02.docmask.first{k}_chars"] = exact(k, "characters", f"k, a scene's first {k} characters (chosen first)")
         m[f"ch02.docmask.first{k}_count"] = exact(
@@ -436,4 +324,4 @@ def docmask(ctx: RunContext) -> Outcome:
             "step": chosen["mask"][0].curves["step"],
             "val_loss": np.array([[r.curves["val_loss"] for r in chosen[arm]] for arm in ARMS]),  # (arms, seeds, evals)
         },
-    )  # fmt: skip
+    )

@@ -40,7 +40,7 @@ def paired(values, unit: str, what: str) -> Measurement:
 @dataclass(frozen=True)
 class DupSweep:
     length: int = 128  # the passage: this many characters of the training text ...
-    at: float = 1 / 3  # ... starting this far into it (ch02.duplicates' short passage)
+    at: float = 1 / 3  # ... starting this far into it
     copies: tuple[int, ...] = (200, 1000, 5000)
     lrs: tuple[float, ...] = (6e-3, 2e-2, 6e-2)  # at the default width
     widths: tuple[int, ...] = (16, 64)
@@ -107,8 +107,9 @@ def dupsweep(ctx: RunContext) -> Outcome:
         arm = Corpus(text=corpus.text, vocab=corpus.vocab, train=texts[name], val=corpus.val)
         lrs = cfg.lrs if width == cfg.widths[0] else cfg.wide_lrs
         ladder = [replace(cfg.train, lr=lr, seed=s) for lr in lrs for s in ctx.seeds]
-        runs = train_many(model, ladder, arm, workers=1,
-                          on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings)))  # fmt: skip
+        runs = train_many(
+            model, ladder, arm, workers=1, on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings))
+        )
         for i, lr in enumerate(lrs):
             part = runs[i * S : (i + 1) * S]
             val = np.array([r.val_loss_final for r in part])
@@ -117,20 +118,33 @@ def dupsweep(ctx: RunContext) -> Outcome:
             tag = f"ch02.dupsweep.d{width}.{name}.r{i}"
             m |= {
                 f"{tag}.val": measured(val, "nats", f"validation loss, d_model {width}, {name}, rate {lr:g}"),
-                f"{tag}.recall": measured(rec, "characters", f"passage characters recited exactly after a passage "
-                                          f"prompt, d_model {width}, {name}, rate {lr:g}", 2),
-                f"{tag}.whole": measured(whole, "", f"share of passage prompts recited for all {cfg.new} characters, "
-                                         f"d_model {width}, {name}, rate {lr:g}", 2),
-            }  # fmt: skip
+                f"{tag}.recall": measured(
+                    rec,
+                    "characters",
+                    f"passage characters recited exactly after a passage prompt, d_model {width}, {name}, rate {lr:g}",
+                    2,
+                ),
+                f"{tag}.whole": measured(
+                    whole,
+                    "",
+                    f"share of passage prompts recited for all {cfg.new} characters, "
+                    f"d_model {width}, {name}, rate {lr:g}",
+                    2,
+                ),
+            }
             if name != "clean":
                 clean_val = recall_of[(width, "clean", i)][0]
-                m[f"{tag}.val_diff"] = paired(val - clean_val, "nats", f"validation loss minus the clean text's, "
-                                              f"d_model {width}, {name}, rate {lr:g} (same seeds)")  # fmt: skip
+                m[f"{tag}.val_diff"] = paired(
+                    val - clean_val,
+                    "nats",
+                    f"validation loss minus the clean text's, d_model {width}, {name}, rate {lr:g} (same seeds)",
+                )
             if name.startswith("x"):
                 best_recall, best_whole = max(best_recall, float(rec.max())), max(best_whole, float(whole.max()))
     m["ch02.dupsweep.prompts"] = exact(prompts, "prompts", "prompts from inside the passage")
-    m["ch02.dupsweep.max_recall"] = exact(best_recall, "characters",
-                                          "largest mean recital of any seed in any repeated setting", 3)  # fmt: skip
+    m["ch02.dupsweep.max_recall"] = exact(
+        best_recall, "characters", "largest mean recital of any seed in any repeated setting", 3
+    )
     m["ch02.dupsweep.wide_lr"] = exact(cfg.wide_lrs[0], "", "the larger width's (first) rate", 1)
     m["ch02.dupsweep.max_whole"] = exact(best_whole, "", "largest share of prompts recited whole, any seed, setting", 2)
     for width in cfg.widths:
@@ -145,8 +159,12 @@ def dupsweep(ctx: RunContext) -> Outcome:
                 f"{tag}.recall": measured(rec, "characters", f"recital at that rate, d_model {width}, {c} copies", 2),
                 f"{tag}.whole": measured(whole, "", f"whole recitals at that rate, d_model {width}, {c} copies", 2),
             }
-    series = {"lrs": list(cfg.lrs), "wide_lrs": list(cfg.wide_lrs), "copies": list(cfg.copies),
-              "widths": list(cfg.widths)}  # fmt: skip
+    series = {
+        "lrs": list(cfg.lrs),
+        "wide_lrs": list(cfg.wide_lrs),
+        "copies": list(cfg.copies),
+        "widths": list(cfg.widths),
+    }
     for w in cfg.widths:
         n_lrs = len(cfg.lrs if w == cfg.widths[0] else cfg.wide_lrs)
         series[f"d{w}.recall"] = np.array([[recall_of[(w, f"x{c}", i)][1] for i in range(n_lrs)] for c in cfg.copies])

@@ -21,8 +21,8 @@ import numpy as np
 
 from model.data import load_corpus
 from model.decoder import ModelConfig
-from model.experiments.ch02_data import SEEDS, _finals, _ladder, best_rung
-from model.experiments.common import exact, measured, progress
+from model.experiments.ch02_data import SEEDS, _finals, _ladder
+from model.experiments.common import best_rung, exact, measured, progress
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import TrainConfig, train_many
 
@@ -40,8 +40,13 @@ class Matched:
 def _arm(ctx: RunContext, cfg: Matched, context: int, batch: int, lrs, done: float, share: float):
     """One arm on its ladder: (best rung, (rungs, seeds) finals, the best rung's val curves)."""
     train = replace(cfg.train, batch=batch)
-    runs = train_many(ModelConfig(context=context), _ladder(train, ctx.seeds, lrs), load_corpus(), workers=1,
-                      on_eval=progress(ctx, train, done, share))  # fmt: skip
+    runs = train_many(
+        ModelConfig(context=context),
+        _ladder(train, ctx.seeds, lrs),
+        load_corpus(),
+        workers=1,
+        on_eval=progress(ctx, train, done, share),
+    )
     finals = _finals(runs, len(lrs))
     b = best_rung(finals)
     S = len(ctx.seeds)
@@ -82,10 +87,12 @@ def matched(ctx: RunContext) -> Outcome:
         }
     first, last = cfg.contexts[0], cfg.contexts[-1]
     m[f"ch02.matched.gain_{first}_{last}"] = measured(
-        finals_best[0] - finals_best[-1], "nats",
+        finals_best[0] - finals_best[-1],
+        "nats",
         f"validation loss at context {first} minus at {last}, both at {cfg.chars} characters per step "
-        "(same seeds, each at its best rate)", 2,
-    )  # fmt: skip
+        "(same seeds, each at its best rate)",
+        2,
+    )
     for c, f in zip(cfg.contexts[1:-1], finals_best[1:-1], strict=True):
         m[f"ch02.matched.gain_{c}_{last}"] = measured(
             f - finals_best[-1], "nats", f"context {c} minus {last} at {cfg.chars} characters per step (same seeds)", 2
@@ -100,8 +107,9 @@ def matched(ctx: RunContext) -> Outcome:
             cc * cb * cfg.train.steps, "characters", "characters the BPE control reads in training"
         ),
         "ch02.matched.control.lr": exact(cfg.control_lrs[b], "", "best learning rate of the BPE control", 1),
-        "ch02.matched.control.edge": exact(int(b in (0, len(cfg.control_lrs) - 1)), "",
-                                           "1 if the BPE control's best rate is at its ladder's edge"),  # fmt: skip
+        "ch02.matched.control.edge": exact(
+            int(b in (0, len(cfg.control_lrs) - 1)), "", "1 if the BPE control's best rate is at its ladder's edge"
+        ),
         "ch02.matched.control.bpc": measured(
             finals[b] / math.log(2), "bits per character", f"character Decoder, context {cc}, batch {cb}, validation"
         ),

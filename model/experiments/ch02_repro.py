@@ -22,8 +22,9 @@ class Repro:
     context: int = 16  # the stack of this context length (the default model's)
 
 
-@experiment("ch02.repro", config=Repro(), seeds=SEEDS,
-            quick={"windows.train.steps": 20, "windows.train.eval_every": 10})  # fmt: skip
+@experiment(
+    "ch02.repro", config=Repro(), seeds=SEEDS, quick={"windows.train.steps": 20, "windows.train.eval_every": 10}
+)
 def repro(ctx: RunContext) -> Outcome:
     """The context sweep's stack at context 16 against itself: trained again, on two threads,
     each run alone, and with other arithmetic."""

@@ -68,8 +68,11 @@ def split(ctx: RunContext) -> Outcome:
         raise AssertionError(f"training windows read {overlap} validation characters")
     last = int(read.nonzero().max())
     m = {
-        "ch02.split.windows": exact(len(seeds) * cfg.train.steps * cfg.train.batch, "windows",
-                                    "training windows drawn and located (the default run's, every seed)"),  # fmt: skip
+        "ch02.split.windows": exact(
+            len(seeds) * cfg.train.steps * cfg.train.batch,
+            "windows",
+            "training windows drawn and located (the default run's, every seed)",
+        ),
         "ch02.split.read": exact(int(read.sum()), "characters", "characters of the play those windows read"),
         "ch02.split.last_read": exact(last, "", "the last position of the play any training window reads (from 0)"),
         "ch02.split.val_start": exact(val_start, "", "the first position of the validation text (from 0)"),

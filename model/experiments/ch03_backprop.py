@@ -98,8 +98,13 @@ def gradient(ctx: RunContext) -> Outcome:
     """What a gradient is, and how it is checked: the trained Decoder's loss nudged weight by weight."""
     cfg: Gradient = ctx.config
     corpus = load_corpus()
-    runs = train_many(cfg.model, [replace(cfg.train, seed=s) for s in ctx.seeds], corpus, workers=1,
-                      on_eval=progress(ctx, cfg.train, 0.0, 0.6))  # fmt: skip
+    runs = train_many(
+        cfg.model,
+        [replace(cfg.train, seed=s) for s in ctx.seeds],
+        corpus,
+        workers=1,
+        on_eval=progress(ctx, cfg.train, 0.0, 0.6),
+    )
     x, y = sample_batch(corpus.train, cfg.batch, cfg.model.context, torch.Generator().manual_seed(cfg.batch_seed))
     grid = np.array(cfg.grid)
     table: dict[str, list[tuple[float, float, float]]] = {k: [] for k in NUDGED}  # kind -> per seed (g, fd, rel)
@@ -155,9 +160,11 @@ def gradient(ctx: RunContext) -> Outcome:
         for side in ("right", "left"):
             lo, hi = FIT[(dtype, side)]
             m[f"{name}.slope_{side}"] = measured(
-                [loglog_slope(grid, e, lo, hi) for e in err], "",
-                f"{dtype} {method}: log-log slope of the error for {lo:.0e} <= h <= {hi:.0e}", 3,
-            )  # fmt: skip
+                [loglog_slope(grid, e, lo, hi) for e in err],
+                "",
+                f"{dtype} {method}: log-log slope of the error for {lo:.0e} <= h <= {hi:.0e}",
+                3,
+            )
     for (dtype, side), (lo, hi) in FIT.items():
         m[f"ch03.fd.{dtype}.{side}.lo"] = exact(lo, "", f"{dtype}: the {side} fit's smallest h", 1)
         m[f"ch03.fd.{dtype}.{side}.hi"] = exact(hi, "", f"{dtype}: the {side} fit's largest h", 1)
@@ -280,12 +287,18 @@ def ops(ctx: RunContext) -> Outcome:
             max(d[op][0] / d[op][1] for d in per_seed), "", f"{op}: that difference over the largest |gradient|", 2
         )
     whole = [whole_model_diff(s, cfg.batch) for s in cfg.input_seeds]
-    m["ch03.ops.model.loss_diff"] = exact(max(w[0] for w in whole), "nats",
-                                          "whole Decoder: largest |reference loss - autograd loss|", 2)  # fmt: skip
-    m["ch03.ops.model.diff"] = exact(max(w[1] for w in whole), "", "whole Decoder: largest |reference gradient - "
-                                     "float64 autograd| over every weight and input set", 2)  # fmt: skip
-    m["ch03.ops.model.rel"] = exact(max(w[1] / w[2] for w in whole), "",
-                                    "whole Decoder: that difference over the largest |gradient|", 2)  # fmt: skip
+    m["ch03.ops.model.loss_diff"] = exact(
+        max(w[0] for w in whole), "nats", "whole Decoder: largest |reference loss - autograd loss|", 2
+    )
+    m["ch03.ops.model.diff"] = exact(
+        max(w[1] for w in whole),
+        "",
+        "whole Decoder: largest |reference gradient - float64 autograd| over every weight and input set",
+        2,
+    )
+    m["ch03.ops.model.rel"] = exact(
+        max(w[1] / w[2] for w in whole), "", "whole Decoder: that difference over the largest |gradient|", 2
+    )
     m["ch03.ops.worst"] = exact(
         max(d[op][0] for d in per_seed for op in d), "", "largest difference over every op and input", 2
     )
@@ -391,8 +404,12 @@ def residual(ctx: RunContext) -> Outcome:
         "ch03.residual.unigram": exact(unigram, "nats", "validation loss of the unigram model (training counts)", 3),
         "ch03.residual.margin": exact(cfg.margin, "nats", "an arm learned if every seed ends this far below it", 1),
     }
-    series: dict = {"depths": list(cfg.depths), "seeds": list(ctx.seeds), "lrs": list(cfg.lrs),
-                    "nores_lrs": list(cfg.nores_lrs)}  # fmt: skip
+    series: dict = {
+        "depths": list(cfg.depths),
+        "seeds": list(ctx.seeds),
+        "lrs": list(cfg.lrs),
+        "nores_lrs": list(cfg.nores_lrs),
+    }
     settings = [(d, r) for d in cfg.depths for r in (True, False)]
     S = len(ctx.seeds)
     collapsed = 0
@@ -400,8 +417,9 @@ def residual(ctx: RunContext) -> Outcome:
         model_cfg = ModelConfig(n_layers=depth, residual=res)
         lrs = cfg.lrs if res else cfg.nores_lrs
         ladder = [replace(cfg.train, lr=lr, seed=s) for lr in lrs for s in ctx.seeds]
-        runs = train_many(model_cfg, ladder, corpus, workers=1,
-                          on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings)))  # fmt: skip
+        runs = train_many(
+            model_cfg, ladder, corpus, workers=1, on_eval=progress(ctx, cfg.train, k / len(settings), 1 / len(settings))
+        )
         finals = np.array([r.val_loss_final for r in runs]).reshape(len(lrs), S)
         means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
         b = int(np.argmin(means))
@@ -413,14 +431,19 @@ def residual(ctx: RunContext) -> Outcome:
         series[f"{tag}.sweep"] = finals
         m |= {
             f"ch03.residual.{tag}.lr": exact(lrs[b], "", f"{what}: best learning rate of its ladder", 1),
-            f"ch03.residual.{tag}.edge": exact(int(b in (0, len(lrs) - 1)), "",
-                                               f"{what}: 1 if the best rate is at the ladder's edge"),
+            f"ch03.residual.{tag}.edge": exact(
+                int(b in (0, len(lrs) - 1)), "", f"{what}: 1 if the best rate is at the ladder's edge"
+            ),
             f"ch03.residual.{tag}.val_loss": measured(finals[b], "nats", f"{what}: validation loss at its best rate"),
-            f"ch03.residual.{tag}.learned": exact(int(learned), "", f"{what}: 1 if it learned (below the unigram "
-                                                  "level by the margin on every seed), 0 if it collapsed"),
-            f"ch03.residual.{tag}.best_rung_min": exact(float(np.nanmin(finals)), "nats",
-                                                        f"{what}: lowest final loss of any rung and seed", 3),
-        }  # fmt: skip
+            f"ch03.residual.{tag}.learned": exact(
+                int(learned),
+                "",
+                f"{what}: 1 if it learned (below the unigram level by the margin on every seed), 0 if it collapsed",
+            ),
+            f"ch03.residual.{tag}.best_rung_min": exact(
+                float(np.nanmin(finals)), "nats", f"{what}: lowest final loss of any rung and seed", 3
+            ),
+        }
         whens = [("init", None)] + ([("trained", [r.state_dict or {} for r in best])] if learned else [])
         for when, states in whens:
             prof = _profiles(model_cfg, ctx.seeds, states, xv, yv)
@@ -428,17 +451,31 @@ def residual(ctx: RunContext) -> Outcome:
                 series[f"{tag}.{when}.{key}"] = a
             g, sc, wr = prof["grad"], prof["scaled"], prof["weight_rel"]
             m |= {
-                f"ch03.residual.{tag}.{when}.ratio": measured(g[:, 0] / g[:, -1], "", f"{what}, {when}: "
-                    "||dL/dx|| at the first layer's input over the last layer's", 3),
-                f"ch03.residual.{tag}.{when}.ratio2": measured(g[:, 1] / g[:, -1], "", f"{what}, {when}: "
-                    "||dL/dx|| at the second layer's input over the last layer's", 3),
-                f"ch03.residual.{tag}.{when}.act_ratio": measured(prof["act"][:, 0] / prof["act"][:, 1], "",
-                    f"{what}, {when}: ||x|| entering the first layer over entering the second", 3),
-                f"ch03.residual.{tag}.{when}.scaled_ratio": measured(sc[:, 0] / sc[:, -1], "", f"{what}, {when}: "
-                    "||dL/dx||·||x|| at the first layer over the last", 3),
-                f"ch03.residual.{tag}.{when}.weight_ratio": measured(wr[:, 0] / wr[:, -1], "", f"{what}, {when}: "
-                    "||dL/dW||/||W|| of the first block over the last", 3),
-            }  # fmt: skip
+                f"ch03.residual.{tag}.{when}.ratio": measured(
+                    g[:, 0] / g[:, -1],
+                    "",
+                    f"{what}, {when}: ||dL/dx|| at the first layer's input over the last layer's",
+                    3,
+                ),
+                f"ch03.residual.{tag}.{when}.ratio2": measured(
+                    g[:, 1] / g[:, -1],
+                    "",
+                    f"{what}, {when}: ||dL/dx|| at the second layer's input over the last layer's",
+                    3,
+                ),
+                f"ch03.residual.{tag}.{when}.act_ratio": measured(
+                    prof["act"][:, 0] / prof["act"][:, 1],
+                    "",
+                    f"{what}, {when}: ||x|| entering the first layer over entering the second",
+                    3,
+                ),
+                f"ch03.residual.{tag}.{when}.scaled_ratio": measured(
+                    sc[:, 0] / sc[:, -1], "", f"{what}, {when}: ||dL/dx||·||x|| at the first layer over the last", 3
+                ),
+                f"ch03.residual.{tag}.{when}.weight_ratio": measured(
+                    wr[:, 0] / wr[:, -1], "", f"{what}, {when}: ||dL/dW||/||W|| of the first block over the last", 3
+                ),
+            }
     m["ch03.residual.collapsed"] = exact(collapsed, "arms", "arms that ended at the unigram level at every rate")
     m["ch03.residual.arms"] = exact(len(settings), "arms", "arms trained (depth x with/without residuals)")
     return Outcome(measurements=m, series=series)
@@ -669,7 +706,7 @@ def memory(ctx: RunContext) -> Outcome:
             "",
             "share of the attention matrix at the longest context",
             2,
-        ),  # fmt: skip
+        ),
     }
     # the published formula assumes GELU with a 4h hidden layer and dropout: check the tensor-by-tensor
     # count gives its 34 and 5 for that shape, then count the large shape as it is
@@ -688,20 +725,28 @@ def memory(ctx: RunContext) -> Outcome:
         "ch03.mem.big.layer_gb": exact(as_built / GB, "GB", "per layer, counted for SwiGLU and no dropout", 2),
         "ch03.mem.big.total_gb": exact(cfg.big.layers * as_built / GB, "GB", "all layers, SwiGLU, no dropout", 3),
         "ch03.mem.big.formula_total_gb": exact(cfg.big.layers * as_formula / GB, "GB", "all layers, the formula", 3),
-        "ch03.mem.big.params": exact(shape_params(cfg.big) / 1e9, "billion parameters",
-                                     "parameters of the large shape, counted from it", 3),  # fmt: skip
+        "ch03.mem.big.params": exact(
+            shape_params(cfg.big) / 1e9, "billion parameters", "parameters of the large shape, counted from it", 3
+        ),
         "ch03.mem.big.weights_gb": exact(weights16 / GB, "GB", "the large shape's weights in 16 bits", 3),
-        "ch03.mem.big.ratio": exact(cfg.big.layers * as_built / weights16, "",
-                                    "activations of one sequence over the 16-bit weights", 2),  # fmt: skip
+        "ch03.mem.big.ratio": exact(
+            cfg.big.layers * as_built / weights16, "", "activations of one sequence over the 16-bit weights", 2
+        ),
         "ch03.mem.big.seq": exact(cfg.big_seq, "tokens", "the one sequence's length in that count"),
         "ch03.mem.big.ffn": exact(cfg.big.ffn, "", "the large shape's feed-forward width"),
     }
     return Outcome(
         measurements=m,
-        series={"part_bytes": list(by_part.values()), "batches": list(cfg.batches),  # parts in hand_count's order
-                "batch_bytes": batch_bytes, "contexts": list(cfg.contexts), "context_bytes": context_bytes,
-                "context_weights": context_weights, "weights": weights},
-    )  # fmt: skip
+        series={
+            "part_bytes": list(by_part.values()),
+            "batches": list(cfg.batches),  # parts in hand_count's order
+            "batch_bytes": batch_bytes,
+            "contexts": list(cfg.contexts),
+            "context_bytes": context_bytes,
+            "context_weights": context_weights,
+            "weights": weights,
+        },
+    )
 
 
 # --------------------------------------------------------------------------- the cost of the backward pass
@@ -759,7 +804,7 @@ def flops(ctx: RunContext) -> Outcome:
             6 * matmul_params + 12 * cfg.n_layers * cfg.d_model * T,
             "FLOPs per token",
             "6 N' + 12 L H Q T with N' the weights in matrix products",
-        ),  # fmt: skip
+        ),
         "ch03.flops.six_n": exact(6 * n, "FLOPs per token", "6 N with N every parameter"),
         "ch03.flops.vs_six_n": exact((fwd + bwd) / (6 * n), "", "counted training FLOPs over 6 N", 3),
         "ch03.flops.attention_share": exact(

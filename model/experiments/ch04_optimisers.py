@@ -14,10 +14,8 @@
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -25,38 +23,17 @@ import torch
 from model import valley as vl
 from model.data import Corpus, load_corpus
 from model.decoder import Decoder, ModelConfig, num_params
-from model.experiments.common import exact, measured, progress, spread
+from model.experiments.common import best_rung, contiguous_band, exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.optim import OPTIMIZERS, Optimizer
 from model.stacked import init_stack
-from model.train import TrainConfig, TrainResult, load_checkpoint, train_many
+from model.train import Step, TrainConfig, TrainResult, train_many
 
 SEEDS = (0, 1, 2)
 NAMES = {"sgd": "SGD", "momentum": "momentum", "adam": "Adam", "adamw": "AdamW"}
 
 
 # --------------------------------------------------------------------------- shared measures
-
-
-def best_index(finals: np.ndarray) -> int:
-    """The rung of a sweep with the lowest mean final loss over seeds; finals (rates, seeds),
-    NaN for a diverged run (a rung with any NaN is never best)."""
-    means = finals.mean(axis=1)
-    return int(np.argmin(np.where(np.isnan(means), np.inf, means)))
-
-
-def band(lrs: Sequence[float], finals: np.ndarray, within: float) -> tuple[float, float]:
-    """The contiguous run of rungs around the best whose mean final loss (no seed diverged) is
-    within ``within`` nats of the best's: (lowest, highest) learning rate of it."""
-    means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
-    b = best_index(finals)
-    ok = means <= means[b] + within
-    lo = hi = b
-    while lo > 0 and ok[lo - 1]:
-        lo -= 1
-    while hi < len(lrs) - 1 and ok[hi + 1]:
-        hi += 1
-    return float(lrs[lo]), float(lrs[hi])
 
 
 def rms_updates(thetas: Sequence[torch.Tensor]) -> np.ndarray:
@@ -72,16 +49,16 @@ def train_with_snapshots(
     at: Sequence[int],
     on_eval: Callable[[int, dict], None] | None = None,
 ) -> tuple[list[TrainResult], list[torch.Tensor]]:
-    """train_many on one stack, stopped and resumed (bit for bit) from a checkpoint at each step
-    of ``at``: the results and the stack's weights (M, P) at step 0 and at every step of ``at``."""
-    _, theta0 = init_stack(model_cfg, [r.seed for r in runs])
-    snapshots = [theta0.clone()]
-    results: list[TrainResult] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "stack.pt"
-        for stop in at:
-            results = train_many(model_cfg, runs, corpus, checkpoint=path, on_eval=on_eval, stop_at=stop)
-            snapshots.append(load_checkpoint(path)["theta"].clone())
+    """train_many on one stack, its weights (M, P) copied at step 0 and at every step of ``at``
+    (training stops at the last): the results and the snapshots."""
+    snapshots: list[torch.Tensor] = []
+
+    def snap(step: Step) -> bool:
+        copies = (step.step == 0) + list(at).count(step.step)
+        snapshots.extend(step.theta.clone() for _ in range(copies))
+        return step.step >= max(at)
+
+    results = train_many(model_cfg, runs, corpus, on_eval=on_eval, workers=1, on_step=snap)
     return results, snapshots
 
 
@@ -234,8 +211,11 @@ def bias(ctx: RunContext) -> Outcome:
     ctx.report_progress(0.3, "the loss grid")
     # the loss grid: warmup x arm x rate x seed, one stack
     cells = [(w, a, lr) for w in c.warmups for a in ARMS for lr in c.lrs]
-    runs = [replace(c.train, warmup=w, bias_correction=a == "corrected", lr=lr, seed=s) for w, a, lr in cells
-            for s in ctx.seeds]  # fmt: skip
+    runs = [
+        replace(c.train, warmup=w, bias_correction=a == "corrected", lr=lr, seed=s)
+        for w, a, lr in cells
+        for s in ctx.seeds
+    ]
     results = train_many(ModelConfig(), runs, corpus, workers=1, on_eval=progress(ctx, c.train, 0.3, 0.7))
     step = results[0].curves["step"]
     val = np.array([r.curves["val_loss"] for r in results]).reshape(len(c.warmups), 2, R, S, len(step))
@@ -270,19 +250,26 @@ def bias(ctx: RunContext) -> Outcome:
             upd["corrected"][:, -1] / c.train.lr,
             "",
             f"corrected Adam: RMS weight change of update {c.first} / learning rate",
-        ),  # fmt: skip
+        ),
         "ch04.bias.step_rms.last": spread(
             late / c.train.lr, "", f"corrected Adam: RMS weight change of update {c.train.steps} / learning rate"
         ),
     }
-    series: dict = {"t": t, "theory": theory, **{f"update_{a}": u for a, u in upd.items()}, "step": step,
-                    "lrs": list(c.lrs), "warmups": list(c.warmups), "finals": finals,
-                    "seeds": list(ctx.seeds)}  # fmt: skip
+    series: dict = {
+        "t": t,
+        "theory": theory,
+        **{f"update_{a}": u for a, u in upd.items()},
+        "step": step,
+        "lrs": list(c.lrs),
+        "warmups": list(c.warmups),
+        "finals": finals,
+        "seeds": list(ctx.seeds),
+    }
     for i, w in enumerate(c.warmups):
         tag = "" if w == 0 else "_warmup"
         best = {}
         for k, a in enumerate(ARMS):
-            b = best_index(finals[i, k])
+            b = best_rung(finals[i, k])
             best[a] = finals[i, k, b]
             series[f"val_{a}{tag}"] = val[i, k, b]
             series[f"lr_{a}{tag}"] = c.lrs[b]
@@ -294,15 +281,18 @@ def bias(ctx: RunContext) -> Outcome:
                 finals[i, k, b], "nats", f"{a}, warmup {w}: validation loss at step {c.train.steps}, its best rate"
             )
         m[f"ch04.bias.diff{tag}.best"] = measured(
-            best["uncorrected"] - best["corrected"], "nats",
+            best["uncorrected"] - best["corrected"],
+            "nats",
             f"warmup {w}: uncorrected minus corrected at step {c.train.steps}, each at its best rate, paired by seed",
             2,
-        )  # fmt: skip
+        )
         for j, lr in enumerate(c.lrs):
             m[f"ch04.bias.diff{tag}.r{j}"] = measured(
-                finals[i, 1, j] - finals[i, 0, j], "nats",
-                f"warmup {w}, rate {lr:g}: uncorrected minus corrected at step {c.train.steps}, paired by seed", 2,
-            )  # fmt: skip
+                finals[i, 1, j] - finals[i, 0, j],
+                "nats",
+                f"warmup {w}, rate {lr:g}: uncorrected minus corrected at step {c.train.steps}, paired by seed",
+                2,
+            )
     return Outcome(measurements=m, series=series)
 
 
@@ -332,13 +322,14 @@ def best_cell(finals: np.ndarray) -> tuple[int, int]:
     """The (decay, rate) cell of a grid with the lowest mean final loss over seeds; finals
     (decays, rates, seeds), NaN for a diverged run (a cell with any NaN is never best)."""
     D, R, S = finals.shape
-    k = best_index(finals.reshape(D * R, S))
+    k = best_rung(finals.reshape(D * R, S))
     return k // R, k % R
 
 
 def weight_norm(result: TrainResult) -> float:
     """The Euclidean norm of a run's final weights, all matrices together."""
-    return float(torch.sqrt(sum(v.double().pow(2).sum() for v in (result.state_dict or {}).values())))
+    squares = (v.double().pow(2).sum() for v in (result.state_dict or {}).values())
+    return float(torch.sqrt(sum(squares, torch.zeros((), dtype=torch.float64))))  # summed in order, as before
 
 
 @dataclass(frozen=True)
@@ -403,7 +394,7 @@ def sweep(ctx: RunContext) -> Outcome:
         results_of[name] = results
         N = NAMES[name]
         d, b = best_cell(finals)
-        lo, hi = band(lrs, finals[d], c.within)
+        lo, hi = contiguous_band(lrs, finals[d], c.within)
         bests[name] = finals[d, b]
         first = (d * len(lrs) + b) * S
         norms = np.array([weight_norm(r) for r in results]).reshape(len(wds), len(lrs), S)
@@ -440,7 +431,7 @@ def sweep(ctx: RunContext) -> Outcome:
             ),
         }
         for k, wd in enumerate(wds):  # each decay at its own best rate
-            bk = best_index(finals[k])
+            bk = best_rung(finals[k])
             key = f"ch04.sweep.{name}.{decay_key(wd)}"
             m[f"{key}.best_lr"] = _lr(lrs[bk], f"{N}, weight decay {wd:g}: best learning rate")
             m[f"{key}.val_loss"] = measured(
@@ -450,21 +441,28 @@ def sweep(ctx: RunContext) -> Outcome:
             if wd == t.weight_decay:
                 at_default[name] = finals[k, bk]
                 m[f"{key}.gain"] = measured(
-                    finals[k, bk] - finals[d, b], "nats",
-                    f"{N}: default decay minus best decay, each at its best rate, paired by seed", 2,
-                )  # fmt: skip
-        m.setdefault("ch04.sweep.norm_init", spread(
-            [init_norm(s) for s in ctx.seeds], "", "norm of the initial weights"))  # fmt: skip
+                    finals[k, bk] - finals[d, b],
+                    "nats",
+                    f"{N}: default decay minus best decay, each at its best rate, paired by seed",
+                    2,
+                )
+        m.setdefault(
+            "ch04.sweep.norm_init", spread([init_norm(s) for s in ctx.seeds], "", "norm of the initial weights")
+        )
     pairs = [("adamw", "sgd"), ("adamw", "momentum"), ("adamw", "adam"), ("momentum", "sgd"), ("adam", "sgd")]
     for a, b_ in pairs:
         m[f"ch04.sweep.{a}_minus_{b_}"] = measured(
-            bests[a] - bests[b_], "nats",
-            f"{NAMES[a]} minus {NAMES[b_]}, each at its best (rate, decay), paired by seed", 2,
-        )  # fmt: skip
+            bests[a] - bests[b_],
+            "nats",
+            f"{NAMES[a]} minus {NAMES[b_]}, each at its best (rate, decay), paired by seed",
+            2,
+        )
         m[f"ch04.sweep.{a}_minus_{b_}.at_default_wd"] = measured(
-            at_default[a] - at_default[b_], "nats",
-            f"{NAMES[a]} minus {NAMES[b_]}, both at the default decay, each at its best rate, paired by seed", 2,
-        )  # fmt: skip
+            at_default[a] - at_default[b_],
+            "nats",
+            f"{NAMES[a]} minus {NAMES[b_]}, both at the default decay, each at its best rate, paired by seed",
+            2,
+        )
     zero_w, zero_a = c.decays["adamw"].index(0.0), c.decays["adam"].index(0.0)
     if c.lrs["adam"] == c.lrs["adamw"]:
         R, Sx = len(c.lrs["adam"]), S

@@ -14,20 +14,18 @@ the default run's (AdamW, clip 1.0, weight decay 0.01).
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from model.data import Corpus, load_corpus
 from model.decoder import ModelConfig
-from model.experiments.ch05_lr import RATES, SEEDS, Batch, steps_to
-from model.experiments.common import exact, measured, spread
+from model.experiments.ch05_lr import RATES, SEEDS, Batch
+from model.experiments.common import exact, measured, spread, steps_to
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
-from model.train import TrainConfig, TrainResult, train_many
+from model.train import Step, TrainConfig, TrainResult, train_many
 
 #: Each batch size's ladder, 3x apart (ch05.sweep's rungs); a best rate at an end adds the next rung.
 LADDERS = {
@@ -115,16 +113,16 @@ def train_to_target(
     """Train the runs (one batch size) in chunks of ``chunk`` steps until each rate has all its
     seeds at the target or is beaten by a finished rate (or ``best_mean``), or the cap (their steps)."""
     group = np.array([r.lr for r in runs])
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "stack.pt"
-        step = 0
-        while True:
-            step = min(step + chunk, runs[0].steps)
-            res = train_many(mcfg, runs, corpus, checkpoint=path, stop_at=step)
-            cross = _crossings(res, target)
-            finished = [cross[group == g].mean() for g in np.unique(group) if np.isfinite(cross[group == g]).all()]
-            if step >= runs[0].steps or _done(cross, group, step, min([best_mean, *finished])):
-                return res
+    steps = runs[0].steps
+
+    def check(at: Step) -> bool:
+        if at.step == 0 or (at.step % chunk and at.step < steps):  # checked every chunk steps, and at the cap
+            return False
+        cross = np.array([steps_to(c["step"], c["val_loss"], target) for c in at.curves])
+        finished = [cross[group == g].mean() for g in np.unique(group) if np.isfinite(cross[group == g]).all()]
+        return at.step >= steps or _done(cross, group, at.step, min([best_mean, *finished]))
+
+    return train_many(mcfg, runs, corpus, workers=1, on_step=check)
 
 
 def _rank(cross: np.ndarray) -> tuple[int, float]:
@@ -134,10 +132,19 @@ def _rank(cross: np.ndarray) -> tuple[int, float]:
 
 
 @experiment(
-    "ch05.batch_target", config=BatchTarget(), seeds=SEEDS,
-    quick={"ladders": ((8, (2e-2, 6e-2)), (16, (2e-2, 6e-2)), (32, (2e-2, 6e-2))), "target": 3.0,
-           "cap_chars": 8_192, "eval_chars": 512, "chunk_chars": 4_096, "warmup_chars": 1_024, "boot": 50},
-)  # fmt: skip
+    "ch05.batch_target",
+    config=BatchTarget(),
+    seeds=SEEDS,
+    quick={
+        "ladders": ((8, (2e-2, 6e-2)), (16, (2e-2, 6e-2)), (32, (2e-2, 6e-2))),
+        "target": 3.0,
+        "cap_chars": 8_192,
+        "eval_chars": 512,
+        "chunk_chars": 4_096,
+        "warmup_chars": 1_024,
+        "boot": 50,
+    },
+)
 def batch_target(ctx: RunContext) -> Outcome:
     """Batch sizes trained at a constant rate until they reach the target, each at its own best
     rate: seeds reached, steps and characters to the target, and the critical batch with its interval."""
@@ -157,8 +164,9 @@ def batch_target(ctx: RunContext) -> Outcome:
         )
         chunk = max(1, cfg.chunk_chars // per_step)
         rates = list(ladder)
-        res = train_to_target(mcfg, [replace(t, lr=r, seed=s) for r in rates for s in ctx.seeds], corpus,
-                              cfg.target, chunk)  # fmt: skip
+        res = train_to_target(
+            mcfg, [replace(t, lr=r, seed=s) for r in rates for s in ctx.seeds], corpus, cfg.target, chunk
+        )
         cross = list(_crossings(res, cfg.target).reshape(len(rates), S))
         curves = [[r.curves for r in res[i * S : (i + 1) * S]] for i in range(len(rates))]
         # a best rate at an end of the ladder is not tuned: add ch05.sweep's next rung beyond it (once)
@@ -168,18 +176,34 @@ def batch_target(ctx: RunContext) -> Outcome:
             if beyond:
                 new = max(beyond) if rates[i] == min(rates) else min(beyond)
                 known = float(cross[i].mean())  # NaN unless every seed of the best rate got there: no bound
-                more = train_to_target(mcfg, [replace(t, lr=new, seed=s) for s in ctx.seeds], corpus, cfg.target,
-                                       chunk, known if math.isfinite(known) else math.inf)  # fmt: skip
+                more = train_to_target(
+                    mcfg,
+                    [replace(t, lr=new, seed=s) for s in ctx.seeds],
+                    corpus,
+                    cfg.target,
+                    chunk,
+                    known if math.isfinite(known) else math.inf,
+                )
                 rates.append(new)
                 cross.append(_crossings(more, cfg.target))
                 curves.append([r.curves for r in more])
                 i = min(range(len(rates)), key=lambda j: _rank(cross[j]))
         c = cross[i]
-        rows.append({
-            "batch": B, "rates": rates, "best": i, "cross": c, "reached": int(np.isfinite(c).sum()), "cap": t.steps,
-            "warmup": t.warmup, "eval_every": t.eval_every, "edge": rates[i] in (min(rates), max(rates)),
-            "curves": curves[i], "rank": [_rank(x)[1] for x in cross],
-        })  # fmt: skip
+        rows.append(
+            {
+                "batch": B,
+                "rates": rates,
+                "best": i,
+                "cross": c,
+                "reached": int(np.isfinite(c).sum()),
+                "cap": t.steps,
+                "warmup": t.warmup,
+                "eval_every": t.eval_every,
+                "edge": rates[i] in (min(rates), max(rates)),
+                "curves": curves[i],
+                "rank": [_rank(x)[1] for x in cross],
+            }
+        )
         ctx.report_progress((k + 1) / len(cfg.ladders), f"batch {B}")
     base = rows[0]
     m: dict[str, Measurement] = {
@@ -195,7 +219,7 @@ def batch_target(ctx: RunContext) -> Outcome:
             sum(r["reached"] == S for r in rows),
             "batch sizes",
             "batch sizes whose every seed reached the target at its best rate",
-        ),  # fmt: skip
+        ),
         "ch05.bt.boot": exact(cfg.boot, "resamples", "bootstrap resamples of the seeds"),
         "ch05.bt.pct_low": exact(cfg.pct[0], "%", "the bootstrap interval's lower percentile point", 2),
         "ch05.bt.pct_high": exact(cfg.pct[1], "%", "the bootstrap interval's upper percentile point", 3),

@@ -92,9 +92,11 @@ def edges(ctx: RunContext) -> Outcome:
                 m[f"{key}.final"] = measured(final[i, j], "nats", f"rate {rate:g}, warmup {w}: final loss", 3)
             if j != w_ref and np.isfinite(final[i, j]).all() and np.isfinite(final[i, w_ref]).all():
                 m[f"{key}.minus_w{t.warmup}"] = measured(
-                    final[i, j] - final[i, w_ref], "nats",
-                    f"rate {rate:g}: warmup {w} minus warmup {t.warmup} final loss, paired by seed", 2,
-                )  # fmt: skip
+                    final[i, j] - final[i, w_ref],
+                    "nats",
+                    f"rate {rate:g}: warmup {w} minus warmup {t.warmup} final loss, paired by seed",
+                    2,
+                )
         m[f"ch05.edges.r{i}.lr"] = exact(rate, "", f"top rate {i + 1}", 1)
     m["ch05.edges.blowups"] = exact(int(blown.sum()), "runs", "runs of the warmup grid that blow up")
     m["ch05.edges.runs"] = exact(blown.size, "runs", "runs of the warmup grid")
@@ -153,9 +155,11 @@ def edges(ctx: RunContext) -> Outcome:
 
 
 @experiment(
-    "ch05.noise_path", config=Noise(), seeds=SEEDS,
+    "ch05.noise_path",
+    config=Noise(),
+    seeds=SEEDS,
     quick={"train.steps": 20, "train.eval_every": 10, "at": (0, 10, 20), "examples": 16},
-)  # fmt: skip
+)
 def noise_path(ctx: RunContext) -> Outcome:
     """The shape of the simple noise scale's path along ch05.noise's runs: its lowest point, and
     how many later steps between measured points it falls rather than grows."""

@@ -17,10 +17,8 @@ except where its config says otherwise.
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,11 +26,10 @@ import torch
 
 from model.data import load_corpus, val_windows
 from model.decoder import Decoder, ModelConfig
-from model.experiments.common import exact, measured, progress
+from model.experiments.common import band, exact, measured, progress, steps_to
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.gradients import noise_scale, per_example_grads
-from model.stacked import init_stack
-from model.train import TrainConfig, TrainResult, load_checkpoint, lr_at, train_many
+from model.train import Step, TrainConfig, TrainResult, lr_at, train_many
 
 SEEDS = (0, 1, 2)
 #: The sweep's ladder: 2 and 6 times powers of ten, about 3x apart, from far too low to far too high.
@@ -63,27 +60,6 @@ def blowup_step(steps: Sequence[float], losses: Sequence[float], level: float) -
     for step, loss in zip(steps, losses, strict=True):
         if step > 0 and not (math.isfinite(loss) and loss <= level):
             return float(step)
-    return math.nan
-
-
-def band(rates: Sequence[float], means: Sequence[float] | np.ndarray, margin: float) -> tuple[float, float, int]:
-    """The stable band: the lowest and highest rates whose mean loss is within ``margin`` of the
-    lowest mean (NaN means are never in it), and how many rates that is."""
-    m = np.asarray(means, dtype=float)
-    best = np.nanmin(m)
-    inside = [r for r, v in zip(rates, m, strict=True) if math.isfinite(v) and v <= best + margin]
-    return min(inside), max(inside), len(inside)
-
-
-def steps_to(steps: Sequence[float], losses: Sequence[float], target: float) -> float:
-    """The step at which the loss first reaches ``target``, linearly interpolated between the
-    evaluations around the crossing (NaN if it never does)."""
-    for k, (s, v) in enumerate(zip(steps, losses, strict=True)):
-        if v <= target:
-            if k == 0:
-                return float(s)
-            s0, v0 = steps[k - 1], losses[k - 1]
-            return float(s0 + (s - s0) * (v0 - target) / (v0 - v))
     return math.nan
 
 
@@ -283,8 +259,9 @@ def warmup(ctx: RunContext) -> Outcome:
     for j, w in enumerate(cfg.warmups):
         m[f"ch05.warmup.w{w}"] = exact(w, "steps", f"warmup steps of setting {j + 1}")
     # Adam's second-moment estimate over the first updates, warmup 0 and 100, at the best rate
-    adam = _adam_early(corpus, [replace(t, lr=cfg.rates[0], warmup=w, seed=s) for w in (0, 100) for s in ctx.seeds],
-                       cfg.adam_steps)  # fmt: skip
+    adam = _adam_early(
+        corpus, [replace(t, lr=cfg.rates[0], warmup=w, seed=s) for w in (0, 100) for s in ctx.seeds], cfg.adam_steps
+    )
     rms0, rms100 = adam[:, :S], adam[:, S:]  # (points, seeds)
     ctx.report_progress(1.0, "adam")
     steps_at = list(cfg.adam_steps)
@@ -314,17 +291,21 @@ def warmup(ctx: RunContext) -> Outcome:
 
 
 def _adam_early(corpus, runs: list[TrainConfig], at: Sequence[int]) -> np.ndarray:
-    """Adam's normalised step RMS after each update count in ``at``, (len(at), runs): the runs
-    are stopped there and resumed from a checkpoint (bit for bit as if never stopped)."""
-    out = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "adam.pt"
-        for k in at:
-            train_many(ModelConfig(), runs, corpus, checkpoint=path, stop_at=k)
-            opt = load_checkpoint(path)["optimizer"]
-            r = runs[0]
-            out.append(normalised_step_rms(opt["exp_avg"], opt["exp_avg_sq"], int(opt["t"]), r.betas, r.eps).numpy())
-    return np.array(out)
+    """Adam's normalised step RMS after each update count in ``at``, (len(at), runs), read from
+    the optimiser's moments as the runs train (training stops at the last)."""
+    r = runs[0]
+    seen: dict[int, np.ndarray] = {}
+
+    def read(step: Step) -> bool:
+        if step.step in at:
+            state = step.optimizer.state
+            seen[step.step] = normalised_step_rms(
+                state["exp_avg"], state["exp_avg_sq"], step.optimizer.t, r.betas, r.eps
+            ).numpy()
+        return step.step >= max(at)
+
+    train_many(ModelConfig(), runs, corpus, workers=1, on_step=read)
+    return np.array([seen[k] for k in at])
 
 
 # --------------------------------------------------------------------------- schedules
@@ -342,9 +323,11 @@ SCHEDULE_NAMES = ("constant", "cosine", "wsd10", "wsd20")
 
 
 @experiment(
-    "ch05.schedules", config=Schedules(), seeds=SEEDS,
+    "ch05.schedules",
+    config=Schedules(),
+    seeds=SEEDS,
     quick={"train.steps": 40, "train.eval_every": 10, "branch_steps": 20},
-)  # fmt: skip
+)
 def schedules(ctx: RunContext) -> Outcome:
     """Constant, warmup + cosine, WSD with 10% and 20% decay, each at its own tuned rate; a WSD branch."""
     cfg: Schedules = ctx.config
@@ -452,9 +435,11 @@ class Batch:
 
 
 @experiment(
-    "ch05.batch", config=Batch(), seeds=SEEDS,
+    "ch05.batch",
+    config=Batch(),
+    seeds=SEEDS,
     quick={"budget": 16 * 8 * 40, "ladders": ((8, (2e-3, 6e-3)), (16, (6e-3, 2e-2))), "evals": 4},
-)  # fmt: skip
+)
 def batch(ctx: RunContext) -> Outcome:
     """Batch sizes at a fixed token budget, each at its own tuned rate: steps to a target loss, the
     critical batch, and the linear scaling rule from the smallest batch's tuned rate."""
@@ -475,8 +460,7 @@ def batch(ctx: RunContext) -> Outcome:
             rates.append(linear)
         runs = [replace(t, lr=r, seed=s) for r in rates for s in ctx.seeds]
         done = k / len(cfg.ladders)
-        res = train_many(ModelConfig(), runs, corpus, workers=1,
-                         on_eval=progress(ctx, t, done, 1 / len(cfg.ladders)))  # fmt: skip
+        res = train_many(ModelConfig(), runs, corpus, workers=1, on_eval=progress(ctx, t, done, 1 / len(cfg.ladders)))
         final = list(_final(res).reshape(len(rates), S))
         val = list(_val(res).reshape(len(rates), S, -1))
         # a best rate at either end of the rates tried is not tuned: add the sweep's next rung beyond it
@@ -503,11 +487,20 @@ def batch(ctx: RunContext) -> Outcome:
         if base_lr is None:
             base_b, base_lr = B, float(rates[i])
         st = res[0].curves["step"]
-        rows.append({
-            "batch": B, "steps": steps, "rates": rates, "best": i, "final": np.array(final), "val": np.array(val),
-            "step": st, "to_target": np.array([steps_to(st, v, cfg.target) for v in val[i]]),
-            "linear": linear, "edge": rates[i] in (min(rates), max(rates)),
-        })  # fmt: skip
+        rows.append(
+            {
+                "batch": B,
+                "steps": steps,
+                "rates": rates,
+                "best": i,
+                "final": np.array(final),
+                "val": np.array(val),
+                "step": st,
+                "to_target": np.array([steps_to(st, v, cfg.target) for v in val[i]]),
+                "linear": linear,
+                "edge": rates[i] in (min(rates), max(rates)),
+            }
+        )
     m: dict[str, Measurement] = {
         "ch05.batch.budget": exact(cfg.budget, "characters", "training characters of every batch size's run"),
         "ch05.batch.target": exact(cfg.target, "nats", "the validation loss each batch size must reach", 2),
@@ -597,44 +590,46 @@ class Noise:
 
 
 @experiment(
-    "ch05.noise", config=Noise(), seeds=SEEDS,
+    "ch05.noise",
+    config=Noise(),
+    seeds=SEEDS,
     quick={"train.steps": 20, "train.eval_every": 10, "at": (0, 10, 20), "examples": 16},
-)  # fmt: skip
+)
 def noise(ctx: RunContext) -> Outcome:
     """The simple gradient noise scale tr(Σ)/|G|² from per-window gradients along runs at the best rate."""
     cfg: Noise = ctx.config
     corpus = load_corpus()
     mcfg = ModelConfig()
     runs = [replace(cfg.train, seed=s) for s in ctx.seeds]
-    layout, _ = init_stack(mcfg, [0])
     xv, yv = val_windows(corpus.val, mcfg.context)
     b_simple, trace, gsq, val = [], [], [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "noise.pt"
-        for q, k in enumerate(cfg.at):
-            if k > 0:
-                train_many(mcfg, runs, corpus, checkpoint=path, stop_at=k)
-                theta = load_checkpoint(path)["theta"]
-            else:
-                theta = init_stack(mcfg, list(ctx.seeds))[1]
-            row_b, row_t, row_g, row_v = [], [], [], []
-            for m_, s in enumerate(ctx.seeds):
-                model = Decoder(mcfg)
-                model.load_state_dict(layout.state_dict(theta[m_], mcfg))
-                gen = torch.Generator().manual_seed(10_000 + 100 * s + q)  # fresh windows at every point
-                starts = torch.randint(0, len(corpus.train) - mcfg.context, (cfg.examples,), generator=gen)
-                win = corpus.train[starts[:, None] + torch.arange(mcfg.context + 1)]
-                ns = noise_scale(per_example_grads(model, win[:, :-1], win[:, 1:]))
-                row_b.append(ns.b_simple)
-                row_t.append(ns.trace_sigma)
-                row_g.append(ns.grad_sq)
-                with torch.no_grad():
-                    row_v.append(float(model.loss(xv, yv)))
-            b_simple.append(row_b)
-            trace.append(row_t)
-            gsq.append(row_g)
-            val.append(row_v)
-            ctx.report_progress((q + 1) / len(cfg.at), f"step {k}")
+
+    def estimate(at: Step) -> bool:
+        """The noise scale of every seed's weights at each point of cfg.at (training stops at the last)."""
+        if at.step not in cfg.at:
+            return False
+        q = cfg.at.index(at.step)
+        row_b, row_t, row_g, row_v = [], [], [], []
+        for m_, s in enumerate(ctx.seeds):
+            model = Decoder(mcfg)
+            model.load_state_dict(at.layout.state_dict(at.theta[m_], mcfg))
+            gen = torch.Generator().manual_seed(10_000 + 100 * s + q)  # fresh windows at every point
+            starts = torch.randint(0, len(corpus.train) - mcfg.context, (cfg.examples,), generator=gen)
+            win = corpus.train[starts[:, None] + torch.arange(mcfg.context + 1)]
+            ns = noise_scale(per_example_grads(model, win[:, :-1], win[:, 1:]))
+            row_b.append(ns.b_simple)
+            row_t.append(ns.trace_sigma)
+            row_g.append(ns.grad_sq)
+            with torch.no_grad():
+                row_v.append(float(model.loss(xv, yv)))
+        b_simple.append(row_b)
+        trace.append(row_t)
+        gsq.append(row_g)
+        val.append(row_v)
+        ctx.report_progress((q + 1) / len(cfg.at), f"step {at.step}")
+        return at.step >= max(cfg.at)
+
+    train_many(mcfg, runs, corpus, workers=1, on_step=estimate)
     bs, vl = np.array(b_simple).T, np.array(val).T  # (seeds, points)
     at = list(cfg.at)
     m: dict[str, Measurement] = {
@@ -663,5 +658,5 @@ def noise(ctx: RunContext) -> Outcome:
             "grad_sq": np.array(gsq).T,
             "val_loss": vl,
             "target": cfg.target,
-        },  # fmt: skip
+        },
     )

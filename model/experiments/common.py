@@ -1,9 +1,10 @@
-"""Helpers every chapter's experiments share: spreads over seeds, measurements, progress."""
+"""Helpers every chapter's experiments share: spreads over seeds, measurements, progress, and the
+sweep helpers (the best rung of a ladder, the bands of rates near it, when a curve crosses a level)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -47,6 +48,47 @@ def first_step_below(steps, losses, level: float) -> float:
     for step, loss in zip(steps, losses, strict=True):
         if loss < level:
             return float(step)
+    return math.nan
+
+
+def best_rung(finals: np.ndarray) -> int:
+    """The ladder rung (axis 0) with the lowest mean over seeds (axis 1); NaN (diverged) loses."""
+    means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
+    return int(np.argmin(means))
+
+
+def contiguous_band(lrs: Sequence[float], finals: np.ndarray, within: float) -> tuple[float, float]:
+    """The contiguous run of rungs around the best whose mean final loss (no seed diverged) is
+    within ``within`` nats of the best's: (lowest, highest) learning rate of it."""
+    means = np.where(np.isnan(finals).any(axis=1), np.inf, finals.mean(axis=1))
+    b = best_rung(finals)
+    ok = means <= means[b] + within
+    lo = hi = b
+    while lo > 0 and ok[lo - 1]:
+        lo -= 1
+    while hi < len(lrs) - 1 and ok[hi + 1]:
+        hi += 1
+    return float(lrs[lo]), float(lrs[hi])
+
+
+def band(rates: Sequence[float], means: Sequence[float] | np.ndarray, margin: float) -> tuple[float, float, int]:
+    """The stable band: the lowest and highest rates whose mean loss is within ``margin`` of the
+    lowest mean (NaN means are never in it), and how many rates that is."""
+    m = np.asarray(means, dtype=float)
+    best = np.nanmin(m)
+    inside = [r for r, v in zip(rates, m, strict=True) if math.isfinite(v) and v <= best + margin]
+    return min(inside), max(inside), len(inside)
+
+
+def steps_to(steps: Sequence[float], losses: Sequence[float], target: float) -> float:
+    """The step at which the loss first reaches ``target``, linearly interpolated between the
+    evaluations around the crossing (NaN if it never does)."""
+    for k, (s, v) in enumerate(zip(steps, losses, strict=True)):
+        if v <= target:
+            if k == 0:
+                return float(s)
+            s0, v0 = steps[k - 1], losses[k - 1]
+            return float(s0 + (s - s0) * (v0 - target) / (v0 - v))
     return math.nan
 
 

@@ -51,8 +51,12 @@ ARM_WHAT = {
     "kernels": "the stack with torch's portable (non-AVX) kernels and MKL's compatible path",
 }
 #: The child process's environment for the ``kernels`` arm (one thread, as slidegen's workers).
-OTHER_ARITHMETIC = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
-                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # fmt: skip
+OTHER_ARITHMETIC = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "MKL_CBWR": "COMPATIBLE",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
 TWO_THREADS = 2
 Hook = Callable[[int, dict], None]
 
@@ -93,11 +97,18 @@ def finals(results: Sequence[TrainResult]) -> np.ndarray:
 # --------------------------------------------------------------------------- the arms
 
 
-def train_stack(model_cfg: ModelConfig, runs: Sequence[TrainConfig], corpus: Corpus, *, threads: int = 1,
-                chunk: int | None = None, on_eval: Hook | None = None) -> list[TrainResult]:  # fmt: skip
+def train_stack(
+    model_cfg: ModelConfig,
+    runs: Sequence[TrainConfig],
+    corpus: Corpus,
+    *,
+    threads: int = 1,
+    chunk: int | None = None,
+    on_eval: Hook | None = None,
+) -> list[TrainResult]:
     """The runs as one stack on ``threads`` torch threads, as the chapters train them. With
     ``chunk``, the stack stops at steps 0, chunk, 2 chunk, ... and resumes each time from a
-    checkpoint, as ch01.arithmetic trains it to score between the chunks."""
+    checkpoint (ch01.arithmetic's scoring steps): resuming must give the uninterrupted run."""
     runs = list(runs)
     if chunk is None:
         return train_many(model_cfg, runs, corpus, on_eval=on_eval, threads=threads, workers=1)
@@ -111,9 +122,13 @@ def train_stack(model_cfg: ModelConfig, runs: Sequence[TrainConfig], corpus: Cor
 
 
 def train_elsewhere(
-    model_cfg: ModelConfig, runs: Sequence[TrainConfig], corpus: Corpus, *, chunk: int | None = None,
+    model_cfg: ModelConfig,
+    runs: Sequence[TrainConfig],
+    corpus: Corpus,
+    *,
+    chunk: int | None = None,
     env: dict[str, str] | None = None,
-) -> tuple[list[TrainResult], str]:  # fmt: skip
+) -> tuple[list[TrainResult], str]:
     """train_stack in a child Python with ``env`` added to its environment (by default
     OTHER_ARITHMETIC), one thread; returns its results and the CPU capability torch ran its
     kernels with there (``torch.backends.cpu.get_cpu_capability()``)."""
@@ -123,8 +138,13 @@ def train_elsewhere(
     with tempfile.TemporaryDirectory() as tmp:
         job, out = Path(tmp) / "job.pkl", Path(tmp) / "out.pkl"
         job.write_bytes(pickle.dumps((model_cfg, list(runs), corpus, chunk)))
-        done = subprocess.run([sys.executable, "-m", "model.experiments.repro", str(job), str(out)],
-                              cwd=root, env=environ, capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "model.experiments.repro", str(job), str(out)],
+            cwd=root,
+            env=environ,
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"the child training run failed ({done.returncode}):\n{done.stderr[-4000:]}")
         results, capability = pickle.loads(out.read_bytes())
@@ -150,8 +170,14 @@ class Arms:
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each arm and of the stack
 
 
-def run_arms(model_cfg: ModelConfig, runs: Sequence[TrainConfig], corpus: Corpus, *, chunk: int | None = None,
-             report: Callable[[float, str], None] | None = None) -> Arms:  # fmt: skip
+def run_arms(
+    model_cfg: ModelConfig,
+    runs: Sequence[TrainConfig],
+    corpus: Corpus,
+    *,
+    chunk: int | None = None,
+    report: Callable[[float, str], None] | None = None,
+) -> Arms:
     """Train the stack and every arm of ARMS (see the module's docstring)."""
     runs = list(runs)
     note = report or (lambda fraction, text: None)
@@ -198,9 +224,11 @@ def arm_measurements(prefix: str, arms: Arms, what: str) -> dict[str, Measuremen
     for arm in ARMS:
         runs = arms.arms[arm]
         m[f"{prefix}.{arm}_max_diff"] = exact(
-            max_abs_diff(stack, finals(runs)), "nats",
-            f"largest |Δ final validation loss| of a run, {ARM_WHAT[arm]}, {what}", 2,
-        )  # fmt: skip
+            max_abs_diff(stack, finals(runs)),
+            "nats",
+            f"largest |Δ final validation loss| of a run, {ARM_WHAT[arm]}, {what}",
+            2,
+        )
         m[f"{prefix}.{arm}_identical"] = exact(
             identical(arms.stack, runs), "runs", f"runs with bit-identical final weights, {ARM_WHAT[arm]}, {what}"
         )

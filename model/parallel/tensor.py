@@ -117,6 +117,7 @@ class TPBlock(nn.Module):
         x = x + _G.apply(self.attn(_F.apply(self.ln_1(x))))
         h = F.gelu(F.linear(_F.apply(self.ln_2(x)), self.w_in))  # (B, T, 4D/t)
         return x + _G.apply(F.linear(h, self.w_out))
+
     # #endregion tp-block
 
 

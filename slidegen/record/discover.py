@@ -1,6 +1,6 @@
 """Find a project's experiments and fingerprint them from their source, importing nothing.
 
-An experiment's fingerprint (format 4) hashes what it reaches (:mod:`slidegen.record.reach`):
+An experiment's fingerprint (format 5) hashes what it reaches (:mod:`slidegen.record.reach`):
 its decorated function with its decorator call (config, seeds, quick), and every
 definition of the project's experiment packages (``model/``) that these name,
 transitively; each by its name and source text, not by its module, so moving a helper
@@ -54,9 +54,9 @@ from slidegen.record.loader import (
 )
 from slidegen.record.reach import Found, Index, Resolver, digest_reach, find_experiments, reach_of
 
-#: 4: what the experiment reaches, from the syntax tree (format 3 hashed whole modules, its
-#: config and seeds, which needed importing the experiments).
-FINGERPRINT_FORMAT = 4
+#: 5: what the experiment reaches, each unit by its syntax without docstrings (format 4 hashed
+#: its source text; format 3 whole modules, its config and seeds, which needed importing).
+FINGERPRINT_FORMAT = 5
 #: Significant digits a config's floats are compared at (:func:`stable`): far above any
 #: setting's precision, far below the last-bit differences of arithmetic between CPUs.
 FLOAT_DIGITS = 12

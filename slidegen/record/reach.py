@@ -18,8 +18,11 @@ block is reached). An assignment is taken to bind its names and do nothing else 
 made for its effect stands alone and is covered whenever its module is).
 
 :func:`digest_reach` hashes a reach without naming any module: each unit by its name and
-text (with ``module.`` qualifiers of project modules left out, ``reference.forward``
-reading ``forward``), each reference by the names and texts of the units it resolves to.
+text, each reference by the names and texts of the units it resolves to. A unit's text is its
+syntax, not its formatting (format 5): ``ast.unparse`` of the statement with docstrings left
+out (comments vanish by construction) and with ``module.`` qualifiers of project modules left
+out (``reference.forward`` reads ``forward``). Reformatting, a comment or a docstring edit
+changes nothing; changing an expression changes the unit.
 Moving a helper to another module, or deleting one of two identical copies, leaves it
 unchanged; editing the text of any reached unit changes it; editing a unit nothing
 reaches does not. (Two reached definitions of one name and one text in two modules are
@@ -29,10 +32,11 @@ one to the hash: what they name in turn tells them apart.)
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,7 +160,6 @@ class Index:
         except (OSError, UnicodeDecodeError) as error:
             raise SlidegenError(rel, 1, 1, f"cannot read this module: {error}") from error
         module = Module(name, rel, tree=tree)
-        lines = text.splitlines()
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in tree.body:  # first what the imports bind, for the qualifiers below
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -174,16 +177,27 @@ class Index:
                         else:
                             module.imported[bound] = target
                     else:
-                        canonical = f"from {target[0]} import {target[1]} as {bound}" if target[1] \
+                        canonical = (
+                            f"from {target[0]} import {target[1]} as {bound}"
+                            if target[1]
                             else f"import {target[0]} as {bound}"
+                        )
                         self._add(module, Unit(name, rel, bound, canonical, node.lineno), [bound])
                 continue
             start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            source = self._unqualified(module, node, lines, start)
+            source = self._unqualified(module, node)
             main = _is_main(node)
             imports, declared, strings = self._scan(node, package)
-            unit = Unit(name, rel, MAIN if main else ",".join(_bound_names(node)) or EFFECT, source, start,
-                        tuple(sorted(set(_chains(node)))), imports, strings)
+            unit = Unit(
+                name,
+                rel,
+                MAIN if main else ",".join(_bound_names(node)) or EFFECT,
+                source,
+                start,
+                tuple(sorted(set(_chains(node)))),
+                imports,
+                strings,
+            )
             index = self._add(module, unit, [] if main else _bound_names(node))
             if not (main or _is_definition(node)):
                 module.effects.append(index)
@@ -198,22 +212,14 @@ class Index:
         base, attr = module.imported[name]
         return self.file_of(f"{base}.{attr}" if attr else base) is not None
 
-    def _unqualified(self, module: Module, node: ast.stmt, lines: list[str], start: int) -> str:
-        """The statement's text with each ``module.`` qualifier of a project module left out (``reference.forward``
-        reads ``forward``), so that moving a definition to another module leaves its callers' text alone; what
-        each name resolves to is hashed beside it (:func:`digest_reach`)."""
-        cuts: dict[int, list[tuple[int, int]]] = {}
-        for item in ast.walk(node):
-            if (isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name) and item.end_lineno == item.lineno
-                    and item.end_col_offset is not None and self.names_module(module, item.value.id)):
-                cuts.setdefault(item.lineno, []).append((item.col_offset, item.end_col_offset - len(item.attr)))
-        out = []
-        for number in range(start, (node.end_lineno or node.lineno) + 1):
-            data = lines[number - 1].encode()
-            for begin, end in sorted(cuts.get(number, []), reverse=True):  # offsets are in UTF-8 bytes
-                data = data[:begin] + data[end:]
-            out.append(data.decode())
-        return "\n".join(out)
+    def _unqualified(self, module: Module, node: ast.stmt) -> str:
+        """The statement's syntax, not its formatting: ``ast.unparse`` of it with docstrings (and any other
+        string statement, which does nothing) left out, so comments, layout and docs do not count, and with
+        each ``module.`` qualifier of a project module left out (``reference.forward`` reads ``forward``), so
+        that moving a definition to another module leaves its callers' text alone; what each name resolves
+        to is hashed beside it (:func:`digest_reach`)."""
+        tree = _Normalise(lambda name: self.names_module(module, name)).visit(copy.deepcopy(node))
+        return ast.unparse(tree)
 
     def _scan(
         self, node: ast.AST, package: str
@@ -243,6 +249,32 @@ class Index:
         for bound in names:
             module.binders.setdefault(bound, []).append(len(module.units) - 1)
         return len(module.units) - 1
+
+
+class _Normalise(ast.NodeTransformer):
+    """Strips what does not change what a statement does: string statements (docstrings) and the
+    ``module.`` of ``module.name`` where ``module`` is a project module."""
+
+    def __init__(self, names_module: Callable[[str], bool]) -> None:
+        self.names_module = names_module
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and all(isinstance(s, ast.stmt) for s in body):
+                kept = [s for s in body if not _is_string_statement(s)]
+                setattr(node, name, kept or ([] if name != "body" else [ast.Pass()]))
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name) and self.names_module(node.value.id):
+            return ast.copy_location(ast.Name(id=node.attr, ctx=node.ctx), node)
+        return self.generic_visit(node)
+
+
+def _is_string_statement(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _import_bindings(node: ast.Import | ast.ImportFrom, package: str) -> Iterator[tuple[str, tuple[str, str | None]]]:
@@ -517,8 +549,11 @@ def find_experiments(index: Index, module: str, registry: str) -> list[Found]:
             where = (mod.path, decorator.lineno, decorator.col_offset + 1)
             first = decorator.args[0] if decorator.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
-                raise SlidegenError(*where, "an experiment's id must be a string literal "
-                                    "(@experiment(\"ch05.name\", ...)) so that it is fingerprinted without importing")
+                raise SlidegenError(
+                    *where,
+                    "an experiment's id must be a string literal "
+                    '(@experiment("ch05.name", ...)) so that it is fingerprinted without importing',
+                )
             uses: list[str] = []
             for keyword in decorator.keywords:
                 if keyword.arg != "uses":
@@ -526,8 +561,10 @@ def find_experiments(index: Index, module: str, registry: str) -> list[Found]:
                 value = keyword.value
                 items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
                 if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
-                    message = (f"experiment '{first.value}': uses= must be a tuple of string literals (paths or "
-                               "model.* modules), so that it is fingerprinted without importing")
+                    message = (
+                        f"experiment '{first.value}': uses= must be a tuple of string literals (paths or "
+                        "model.* modules), so that it is fingerprinted without importing"
+                    )
                     raise SlidegenError(mod.path, decorator.lineno, 1, message)
                 uses += [str(e.value) for e in items if isinstance(e, ast.Constant)]
             line = min(d.lineno for d in node.decorator_list)

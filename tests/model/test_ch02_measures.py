@@ -8,7 +8,6 @@ import torch
 
 from model.data import load_corpus, val_windows
 from model.experiments.ch02_data import (
-    best_rung,
     doc_lengths,
     matched_prefix,
     mixed,
@@ -18,6 +17,7 @@ from model.experiments.ch02_data import (
     windows_crossing,
     with_copies,
 )
+from model.experiments.common import best_rung
 
 PLAY = "Title\n\nACT I\n\nSCENE I. A hall.\n\nA\nhi\n\nSCENE II. A room.\n\nB\nho\n\nACT II\n\nSCENE I. Out.\n\nA\nhi\n"
 

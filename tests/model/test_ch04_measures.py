@@ -7,7 +7,8 @@ import numpy as np
 import torch
 
 from model.decoder import ModelConfig
-from model.experiments.ch04_optimisers import band, best_index, rms_updates, state, train_with_snapshots
+from model.experiments.ch04_optimisers import rms_updates, state, train_with_snapshots
+from model.experiments.common import best_rung, contiguous_band
 from model.experiments.registry import REGISTRY
 from model.stacked import init_stack
 from model.train import TrainConfig, train_many
@@ -17,17 +18,17 @@ NAN = math.nan
 
 def test_the_best_rung_has_the_lowest_mean_and_a_diverged_rung_is_never_best():
     finals = np.array([[2.5, 2.6, 2.7], [2.1, 2.2, 2.3], [1.0, NAN, 1.0], [2.4, 2.4, 2.4]])
-    assert best_index(finals) == 1
+    assert best_rung(finals) == 1
 
 
 def test_the_good_band_is_the_contiguous_run_of_rungs_near_the_best():
     lrs = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0]
     finals = np.array([[2.40] * 3, [2.24] * 3, [2.20] * 3, [2.23] * 3, [2.30] * 3, [2.21] * 3])
     # 0.3 and 3 are within 0.05 of 2.20; 10 is not, so 30 (2.21) is outside the band though close
-    assert band(lrs, finals, 0.05) == (0.3, 3.0)
-    assert band(lrs, finals, 0.001) == (1.0, 1.0)
+    assert contiguous_band(lrs, finals, 0.05) == (0.3, 3.0)
+    assert contiguous_band(lrs, finals, 0.001) == (1.0, 1.0)
     finals[3, 1] = NAN  # a diverged seed breaks the band there
-    assert band(lrs, finals, 0.05) == (0.3, 1.0)
+    assert contiguous_band(lrs, finals, 0.05) == (0.3, 1.0)
 
 
 def test_rms_updates_are_the_root_mean_square_change_between_snapshots():

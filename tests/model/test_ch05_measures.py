@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from model.experiments.ch05_lr import band, blowup_step, critical_batch, normalised_step_rms, steps_to
+from model.experiments.ch05_lr import blowup_step, critical_batch, normalised_step_rms
+from model.experiments.common import band, steps_to
 
 
 def test_blowup_is_the_first_step_after_the_start_above_the_level():

@@ -8,8 +8,11 @@ import torch
 
 from model.data import (
     UNK_CHAR,
+    Batches,
+    DocBatches,
     Vocab,
     bigram_loss,
+    doc_ids,
     load_corpus,
     load_text,
     ngram_loss,
@@ -17,6 +20,7 @@ from model.data import (
     strip_markdown,
     unigram_entropy,
     val_windows,
+    window_docs,
 )
 
 
@@ -119,3 +123,35 @@ def test_reference_levels(corpus):
     assert bigram_loss(train, val, 2) == pytest.approx(-(np.log(p01) + np.log(p11)) / 2)
     assert ngram_loss(train, val, 1, 2) == pytest.approx(-(np.log(3 / 6) * 1 + np.log(3 / 6) * 2) / 3)
     assert unigram_entropy(np.array([0, 0, 1, 1])) == pytest.approx(np.log(2))
+
+
+# -- documents (the document mask's ids)
+
+
+def test_doc_ids_number_the_documents_from_their_starts():
+    assert doc_ids([0, 3, 5], 8).tolist() == [0, 0, 0, 1, 1, 2, 2, 2]
+    assert doc_ids([0], 3).tolist() == [0, 0, 0]
+    for bad in ([], [1, 4], [0, 4, 4]):
+        with pytest.raises(ValueError, match="document starts"):
+            doc_ids(bad, 8)
+
+
+def test_doc_batches_draw_the_same_windows_and_their_ids():
+    data = torch.arange(200) % 50
+    docs = torch.arange(200) // 30  # ids that change every 30 characters
+    a, b = Batches(data, [1, 2], 4, 8), DocBatches(data, docs, [1, 2], 4, 8)
+    for _ in range(300):  # past one draw of `ahead` steps
+        x, y = a.next()
+        x2, y2, d = b.draw()
+        assert torch.equal(x, x2) and torch.equal(y, y2)
+    # the ids are those of the inputs' positions: recover each window's start from x
+    last = b.starts[:, b.k - 1]  # (M, B)
+    assert torch.equal(d, docs[last[..., None] + torch.arange(8)])
+    with pytest.raises(ValueError, match="document ids for"):
+        DocBatches(data, docs[:-1], [1], 4, 8)
+
+
+def test_window_docs_follow_val_windows():
+    docs = torch.arange(50) // 7
+    x, _ = val_windows(torch.arange(50), 8)
+    assert torch.equal(window_docs(docs, 8), docs[x])

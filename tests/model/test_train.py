@@ -1,16 +1,30 @@
 """model/train.py: schedules, the loop (one run and a stack of runs, against
 separate runs of the readable Decoder with autograd and torch.optim),
-checkpoint/resume, divergence, the CLI."""
+checkpoint/resume, divergence, the document mask, the per-step hooks, the
+autograd path, the CLI."""
 
+import dataclasses
 import json
 import math
+from dataclasses import replace
 
 import pytest
 import torch
 from eager import eager_train
 
+from model.data import corpus_from_text, load_corpus
 from model.decoder import ModelConfig
-from model.train import TrainConfig, load_checkpoint, lr_at, main, save_checkpoint, train, train_many
+from model.stacked import COVERED, supports
+from model.train import (
+    Step,
+    TrainConfig,
+    load_checkpoint,
+    lr_at,
+    main,
+    save_checkpoint,
+    train,
+    train_many,
+)
 
 # -- schedules ------------------------------------------------------------------
 
@@ -288,3 +302,154 @@ def test_a_stack_resumes_from_its_checkpoint_bit_for_bit(tmp_path):
             assert torch.equal(v, b.state_dict[k]), k
     with pytest.raises(ValueError, match="runs"):
         train_many(ModelConfig(), runs[:1], checkpoint=path)
+
+
+# -- the document mask ------------------------------------------------------------
+
+
+def _tiny_corpus():
+    corpus = load_corpus()
+    n = 4000
+    return corpus_from_text(corpus.text[:n], 0.2)
+
+
+@pytest.mark.parametrize("docs", ["none", "one document"])
+def test_document_ids_of_one_document_change_nothing(docs):
+    corpus = _tiny_corpus()
+    cfg = ModelConfig()
+    runs = [TrainConfig(steps=30, eval_every=10, seed=s, lr=2e-2) for s in (0, 1)]
+    want = train_many(cfg, runs, corpus, workers=1)
+    train_ids = None if docs == "none" else torch.zeros(len(corpus.train), dtype=torch.long)
+    val_ids = None if docs == "none" else torch.zeros(len(corpus.val), dtype=torch.long)
+    got = train_many(cfg, runs, corpus, workers=1, docs=train_ids, val_docs=val_ids)
+    for w, g in zip(want, got, strict=True):
+        assert g.step_losses == w.step_losses and g.step_grad_norms == w.step_grad_norms
+        assert g.val_loss_final == w.val_loss_final
+        assert all(torch.equal(g.state_dict[k], w.state_dict[k]) for k in w.state_dict)
+        skip = {"seconds", "state_dict"}  # every other field, curves included, compared exactly (repr: NaN == NaN)
+        assert repr({f.name: getattr(g, f.name) for f in dataclasses.fields(g) if f.name not in skip}) == repr(
+            {f.name: getattr(w, f.name) for f in dataclasses.fields(w) if f.name not in skip}
+        )
+
+
+def test_training_with_documents_trains_a_different_network():
+    corpus = _tiny_corpus()
+    runs = [TrainConfig(steps=20, eval_every=10, seed=0, lr=2e-2)]
+    plain = train_many(ModelConfig(), runs, corpus)[0]
+    docs = torch.arange(len(corpus.train)) // 10  # a boundary every 10 characters: most windows cross one
+    masked = train_many(ModelConfig(), runs, corpus, docs=docs)[0]
+    assert masked.step_losses[0] != plain.step_losses[0]
+    assert masked.curves["val_loss"][0] == plain.curves["val_loss"][0]  # the same initial weights
+
+
+def test_document_ids_must_cover_the_text():
+    corpus = _tiny_corpus()
+    with pytest.raises(ValueError, match="document ids for"):
+        train_many(ModelConfig(), [TrainConfig(steps=2)], corpus, docs=torch.zeros(3, dtype=torch.long))
+
+
+# -- per-step hooks ---------------------------------------------------------------
+
+
+def _same(a, b):
+    """Two lists of TrainResults equal in every field but the wall time (repr: NaN == NaN)."""
+    for x, y in zip(a, b, strict=True):
+        assert all(torch.equal(x.state_dict[k], y.state_dict[k]) for k in x.state_dict)
+        skip = {"seconds", "state_dict"}
+        assert repr({f.name: getattr(x, f.name) for f in dataclasses.fields(x) if f.name not in skip}) == repr(
+            {f.name: getattr(y, f.name) for f in dataclasses.fields(y) if f.name not in skip}
+        )
+
+
+def test_on_step_sees_what_a_checkpoint_would_hold_and_stops_where_stop_at_would(tmp_path):
+    corpus = _tiny_corpus()
+    runs = [TrainConfig(steps=40, eval_every=10, seed=s, lr=2e-2) for s in (0, 1)]
+    seen: dict[int, tuple[torch.Tensor, dict]] = {}
+
+    def look(step: Step) -> bool:
+        if step.step in (0, 7, 25):
+            seen[step.step] = (step.theta.clone(), {k: v.clone() for k, v in step.optimizer.state.items()})
+        assert step.running == [0, 1] and step.curves[0]["step"][-1] == step.step - step.step % 10
+        return step.step == 25
+
+    stopped = train_many(ModelConfig(), runs, corpus, on_step=look)
+    assert sorted(seen) == [0, 7, 25] and not seen[0][1]  # no optimiser state before the first update
+    for k in (7, 25):
+        path = tmp_path / f"at{k}.pt"
+        resumed = train_many(ModelConfig(), runs, corpus, checkpoint=path, stop_at=k)
+        ck = load_checkpoint(path)
+        assert torch.equal(ck["theta"], seen[k][0])
+        assert all(torch.equal(ck["optimizer"][name], v) for name, v in seen[k][1].items())
+    _same(stopped, resumed)  # halted by the hook at 25 = stopped at 25
+    assert stopped[0].steps == 25 and math.isnan(stopped[0].val_loss_final)
+
+
+def test_on_step_weights_of_a_stopped_run_are_those_it_stopped_with():
+    corpus = _tiny_corpus()
+    runs = [TrainConfig(steps=10, eval_every=5, seed=0, lr=2e-2), TrainConfig(steps=20, eval_every=5, seed=1)]
+    last: list[dict[str, torch.Tensor]] = []
+
+    def look(step: Step) -> None:
+        if step.step == 20:
+            assert step.running == []
+            last.append(step.weights(0, ModelConfig()))
+
+    results = train_many(ModelConfig(), runs, corpus, on_step=look)
+    assert all(torch.equal(last[0][k], v) for k, v in results[0].state_dict.items())
+
+
+def test_skip_leaves_a_runs_weights_and_moments_and_the_others_go_on():
+    corpus = _tiny_corpus()
+    runs = [TrainConfig(steps=12, eval_every=4, seed=s, lr=2e-2) for s in (0, 1)]
+    skip_at = {3, 4, 8}
+    before: dict[int, torch.Tensor] = {}
+    after: dict[int, torch.Tensor] = {}
+
+    def veto(step: Step) -> torch.Tensor | None:
+        if step.step not in skip_at:
+            return None
+        before[step.step] = step.theta[0].clone()
+        return torch.tensor([True, False])
+
+    def look(step: Step) -> None:
+        if step.step - 1 in skip_at:
+            after[step.step - 1] = step.theta[0].clone()
+            if step.step - 1 == 3:  # the first skipped update leaves run 0's moments where update 3 left them
+                assert step.optimizer.state["exp_avg"][0].abs().sum() > 0
+
+    got = train_many(ModelConfig(), runs, corpus, skip=veto, on_step=look)
+    plain = train_many(ModelConfig(), runs, corpus)
+    assert all(torch.equal(before[k], after[k]) for k in skip_at)
+    _same(got[1:], plain[1:])  # the run not skipped trains as it would alone
+    assert got[0].step_losses[:4] == plain[0].step_losses[:4] and got[0].step_losses[4] != plain[0].step_losses[4]
+
+
+# -- the network: stacked fast path or autograd Decoders --------------------------
+
+
+def test_the_stacked_path_covers_every_variant_it_implements_and_nothing_else():
+    assert supports(ModelConfig(norm="post", qk_norm=True, z_loss=1e-3, param="mup", d_model=32))
+    assert {f.name for f in dataclasses.fields(ModelConfig)} == COVERED  # a new field must be added knowingly
+    with pytest.raises(ValueError, match="net must be one of"):
+        train_many(ModelConfig(), [TrainConfig(steps=1)], _tiny_corpus(), net="fast")
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [ModelConfig(), ModelConfig(norm="post", norm_kind="rms", qk_norm=True, z_loss=1e-3, tie_embeddings=True)],
+    ids=["default", "post-rms-qk-z-tied"],
+)
+def test_the_autograd_path_trains_the_same_models_as_the_stacked_path(cfg):
+    corpus = _tiny_corpus()
+    runs = [TrainConfig(steps=30, eval_every=10, seed=s, lr=2e-2) for s in (0, 1)]
+    docs = torch.arange(len(corpus.train)) // 50
+    fast = train_many(cfg, runs, corpus, workers=1, docs=docs, net="stacked")
+    slow = train_many(cfg, runs, corpus, workers=1, docs=docs, net="autograd")
+    for f, s in zip(fast, slow, strict=True):
+        assert f.curves["step"] == s.curves["step"]
+        assert f.curves["val_loss"] == pytest.approx(s.curves["val_loss"], abs=2e-5)
+        assert f.step_losses == pytest.approx(s.step_losses, abs=2e-5)
+        assert all(torch.allclose(f.state_dict[k], s.state_dict[k], atol=1e-5) for k in f.state_dict)
+    # one of its runs diverging stops it alone, as on the stacked path
+    blow = train_many(cfg, [runs[0], replace(runs[1], lr=1e6, clip=None)], corpus, net="autograd")
+    assert blow[1].diverged_at is not None and blow[0].diverged_at is None and blow[0].steps == 30
