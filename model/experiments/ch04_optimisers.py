@@ -184,7 +184,7 @@ class Bias:
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(steps=300, lr=1e-2, schedule="constant", warmup=0, eval_every=10)
     )
-    lrs: tuple[float, ...] = (3e-3, 1e-2, 3e-2)  # each arm at its own best of these (constant rate)
+    lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)  # each arm at its own best of these (constant rate)
     warmups: tuple[int, ...] = (0, 100)  # no warmup, and the default run's
     first: int = 50  # update sizes over the first this many steps (at train.lr, no warmup)
 
@@ -228,6 +228,7 @@ def bias(ctx: RunContext) -> Outcome:
         "ch04.bias.lr": _lr(c.train.lr, "AdamW rate of the update-size runs (constant, no warmup)"),
         "ch04.bias.lr_min": _lr(min(c.lrs), "lowest constant rate of the loss grid"),
         "ch04.bias.lr_max": _lr(max(c.lrs), "highest constant rate of the loss grid"),
+        "ch04.bias.rungs": exact(len(c.lrs), "rates", "rungs of the constant-rate ladder"),
         "ch04.bias.steps": exact(c.train.steps, "steps", "length of the bias-correction runs"),
         "ch04.bias.first": exact(c.first, "steps", "update sizes measured over the first steps"),
         "ch04.bias.warmup": exact(max(c.warmups), "steps", "warmup of the runs with warmup"),
@@ -287,6 +288,7 @@ def bias(ctx: RunContext) -> Outcome:
             2,
         )
         for j, lr in enumerate(c.lrs):
+            m[f"ch04.bias.lr.r{j}"] = _lr(lr, f"rung {j} of the constant-rate ladder")
             m[f"ch04.bias.diff{tag}.r{j}"] = measured(
                 finals[i, 1, j] - finals[i, 0, j],
                 "nats",
