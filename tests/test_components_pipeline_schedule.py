@@ -5,17 +5,11 @@ honours print-state, and its controls and keys work without letting reveal.js se
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 
 from model import pipeline as pl
-from slidegen.write.pdf import CHROMIUM_ARGS
-from tests import needs
-
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "components" / "pipeline-schedule.js"
-STYLE = ROOT / "components" / "pipeline-schedule.css"
+from tests.component_page import component_page
 
 GRID = [
     (name, p, m, v, ratio)
@@ -29,20 +23,8 @@ GRID = [
 
 @pytest.fixture(scope="module")
 def page():
-    executable = needs.chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.set_content("<!doctype html><html><body></body></html>")
-        page.add_style_tag(path=str(STYLE))
-        page.add_script_tag(path=str(SCRIPT))
+    with component_page("pipeline-schedule") as page:
         yield page
-        assert errors == []
-        browser.close()
 
 
 def test_the_component_equals_the_python_simulator_on_a_grid(page):

@@ -5,18 +5,12 @@ and its controls and keys work without letting reveal.js see the keys it uses.""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from model import valley as vl
-from slidegen.write.pdf import CHROMIUM_ARGS
-from tests import needs
-
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "components" / "valley-descent.js"
-STYLE = ROOT / "components" / "valley-descent.css"
+from tests.component_page import component_page
 
 CASES = [  # kind, valley (kappa, angle), settings, steps
     ("sgd", (100.0, 0.0), {"lr": 1.8}, 300),
@@ -32,20 +26,8 @@ CASES = [  # kind, valley (kappa, angle), settings, steps
 
 @pytest.fixture(scope="module")
 def page():
-    executable = needs.chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True)
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.set_content("<!doctype html><html><body></body></html>")
-        page.add_style_tag(path=str(STYLE))
-        page.add_script_tag(path=str(SCRIPT))
+    with component_page("valley-descent") as page:
         yield page
-        assert errors == []
-        browser.close()
 
 
 def _settings(kind: str, s: dict) -> vl.Settings:
