@@ -107,23 +107,6 @@ def bpe_merges(runs):
     return fig
 
 
-@figure("ch02.bpe_cpt", runs=("ch02.bpe",))
-def bpe_cpt(runs):
-    """Characters per token on the training and validation text against vocabulary size."""
-    run = runs["ch02.bpe"]
-    sizes = run["sizes"]
-    fig, ax = new_figure(height=4.2)
-    ax.plot(sizes, run["cpt_train"], color=theme.PALETTE[0], marker="o", label="training text")
-    ax.plot(sizes, run["cpt_val"], color=theme.PALETTE[1], marker="s", linestyle="--", label="validation text")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(sizes, [str(int(s)) for s in sizes])
-    ax.set_xlabel("vocabulary size (tokens; merges learnt on the training text)")
-    ax.set_ylabel("characters per token")
-    ax.set_ylim(0.9, None)
-    ax.legend(loc="upper left")
-    return fig
-
-
 @figure("ch02.segmentation", runs=("ch02.bpe",))
 def segmentation(runs):
     """The example line cut into tokens at several vocabulary sizes: one box per token."""
