@@ -76,7 +76,7 @@ class Setup:
     workers: int = 4
     batch: int = 8
     """Windows per worker per step (the global batch is workers x batch)."""
-    steps: int = 1000
+    steps: int = 600
     warmup: int = 50
     eval_every: int = 100
     weight_decay: float = 0.01
