@@ -35,6 +35,8 @@ from model.slowlinks.workers import Local, Method, Setup, param_count, train_wor
 SEEDS = (0, 1, 2)
 #: AdamW's ladder (deck 05's rungs, about 3x apart) and the sign step's, one rung lower.
 ADAMW_RATES = (2e-3, 6e-3, 2e-2, 6e-2, 2e-1)
+#: top-k without feedback found its best at 2e-1 on ADAMW_RATES: one rung more
+TOPK_RATES = ADAMW_RATES + (6e-1,)
 SIGN_RATES = (6e-4, 2e-3, 6e-3, 2e-2, 6e-2)
 QUICK_SETUP = {
     "setup.steps": 20,
@@ -147,7 +149,7 @@ TOPK = (
 )
 
 
-@experiment("ch12.topk", config=Sweep(methods=TOPK), seeds=SEEDS, quick=QUICK_SETUP)
+@experiment("ch12.topk", config=Sweep(methods=TOPK, rates=TOPK_RATES), seeds=SEEDS, quick=QUICK_SETUP)
 def topk(ctx: RunContext) -> Outcome:
     """The full gradient against top-k at 1% and 10%, with and without error feedback, each at its best rate."""
     cfg: Sweep = ctx.config
@@ -189,40 +191,102 @@ def demo(ctx: RunContext) -> Outcome:
     return Outcome(meas, series)
 
 
-DILOCO = (
-    Method("diloco", H=5),
-    Method("diloco", H=25),
-    Method("diloco", H=100),
-    Method("diloco", H=25, outer_lr=1.0, outer_momentum=0.0, nesterov=False),
-)
+DILOCO_H = (Method("diloco", H=5), Method("diloco", H=25), Method("diloco", H=100))
+#: outer Nesterov learning rates tried at every H (momentum 0.9); 0.7 is the paper's
+OUTER = (0.1, 0.3, 0.7)
+
+
+@dataclass(frozen=True)
+class DilocoSweep:
+    setup: Setup = field(default_factory=Setup)
+    hs: tuple[int, ...] = (5, 25, 100)
+    outer: tuple[float, ...] = OUTER
+    momentum: float = 0.9
+    ablation_h: int = 25  # plain averaging (outer rate 1, no momentum) at this H
+    rates: tuple[float, ...] = ADAMW_RATES
+    n_seeds: int = 3
+
+
 DILOCO_QUICK = {
-    **QUICK_SETUP,
-    "methods": (
-        Method("diloco", H=5),
-        Method("diloco", H=10),
-        Method("diloco", H=10, outer_lr=1.0, outer_momentum=0.0, nesterov=False),
-    ),
+    "setup.steps": 20,
+    "setup.eval_every": 10,
+    "setup.warmup": 5,
+    "rates": (6e-3, 2e-2),
+    "n_seeds": 2,
+    "hs": (5, 10),
+    "outer": (0.3, 0.7),
+    "ablation_h": 10,
 }
 
 
-@experiment("ch12.diloco", config=Sweep(methods=DILOCO), seeds=SEEDS, quick=DILOCO_QUICK)
+def scaled(ctx: RunContext, start: float, share: float) -> Callable[[float, str], None]:
+    """A RunContext progress function for a part of an experiment: ``share`` of it, from ``start``."""
+
+    def report(fraction: float, note: str) -> None:
+        ctx.report_progress(start + share * fraction, note)
+
+    return report
+
+
+def _renamed(d: dict, old: str, new: str, sep: str) -> dict:
+    """``d`` with keys that start ``old + sep`` starting ``new + sep`` instead."""
+    return {(new + k[len(old) :] if k.startswith(old + sep) else k): v for k, v in d.items()}
+
+
+@experiment("ch12.diloco", config=DilocoSweep(), seeds=SEEDS, quick=DILOCO_QUICK)
 def diloco(ctx: RunContext) -> Outcome:
-    """DiLoCo at H = 5, 25 and 100, outer Nesterov, and plain averaging at H = 25, each at its best inner rate."""
-    cfg: Sweep = ctx.config
-    meas, series, best = sweep(ctx, cfg)
-    mid = cfg.methods[-1].H
+    """DiLoCo at H = 5, 25 and 100 over inner and outer rates, and plain averaging at H = 25."""
+    cfg: DilocoSweep = ctx.config
+    meas: dict[str, Measurement] = {}
+    series: dict[str, np.ndarray] = {}
+    best: dict[str, np.ndarray] = {}
+    arms = [tuple(Method("diloco", H=h, outer_lr=o, outer_momentum=cfg.momentum) for h in cfg.hs) for o in cfg.outer]
+    arms.append((Method("diloco", H=cfg.ablation_h, outer_lr=1.0, outer_momentum=0.0, nesterov=False),))
+    for i, methods in enumerate(arms):
+        sub = Sweep(setup=cfg.setup, methods=methods, rates=cfg.rates, n_seeds=cfg.n_seeds)
+        part_ctx = RunContext(ctx.quick, ctx.seeds, sub, scaled(ctx, i / len(arms), 1 / len(arms)))
+        m, s, b = sweep(part_ctx, sub)
+        m.pop("ch12.diloco.edges")
+        if i < len(cfg.outer):  # diloco25 -> diloco25_o30
+            tag = f"_o{round(100 * cfg.outer[i])}"
+            for h in cfg.hs:
+                m = _renamed(m, f"ch12.diloco{h}", f"ch12.diloco{h}{tag}", ".")
+                s = _renamed(s, f"diloco{h}", f"diloco{h}{tag}", "_")
+                b = _renamed(b, f"diloco{h}", f"diloco{h}{tag}", "")
+        meas.update(m)
+        series.update({k: v for k, v in s.items() if k != "steps"})
+        series["steps"] = s["steps"]
+        best.update(b)
+    edges = 0
+    for h in cfg.hs:
+        names = [f"diloco{h}_o{round(100 * o)}" for o in cfg.outer]
+        j = int(np.argmin([best[n].mean() for n in names]))
+        name, k = names[j], f"ch12.diloco{h}"
+        inner_edge = int(meas[f"ch12.{name}.at_edge"].value)
+        outer_edge = int(j in (0, len(cfg.outer) - 1))
+        edges += bool(inner_edge or outer_edge)
+        meas[f"{k}.loss"] = spread(
+            best[name], "nats", f"final validation loss of DiLoCo at H = {h}, best inner and outer rates"
+        )
+        meas[f"{k}.best_lr"] = meas[f"ch12.{name}.best_lr"]
+        meas[f"{k}.best_outer"] = exact(cfg.outer[j], "", f"best outer rate at H = {h}", 2)
+        meas[f"{k}.outer_at_edge"] = exact(outer_edge, "", "1 if the best outer rate is at its ladder's end")
+        meas[f"{k}.bytes"] = meas[f"ch12.{name}.bytes"]
+        meas[f"{k}.ratio"] = meas[f"ch12.{name}.ratio"]
+        meas[f"{k}.outer_steps"] = exact(cfg.setup.steps // h, "syncs", f"outer steps at H = {h}")
+        meas[f"{k}.H"] = exact(h, "steps", "local steps between syncs")
+        for part in ("val", "best", "bytes", "rates"):
+            series[f"diloco{h}_{part}"] = series[f"{name}_{part}"]
+    h = cfg.ablation_h
+    names = [f"diloco{h}_o{round(100 * o)}" for o in cfg.outer]
+    top = names[int(np.argmin([best[n].mean() for n in names]))]
     meas["ch12.diloco.outer_gain"] = paired(
-        best[f"diloco{mid}_avg"], best[f"diloco{mid}"], f"plain averaging minus outer Nesterov at H = {mid}, by seed"
+        best[f"diloco{h}_avg"], best[top], f"plain averaging minus the best outer Nesterov at H = {h}, by seed"
     )
-    m = cfg.methods[0]
-    meas["ch12.diloco.outer_lr"] = exact(m.outer_lr, "", "outer learning rate", 2)
-    meas["ch12.diloco.outer_momentum"] = exact(m.outer_momentum, "", "outer Nesterov momentum", 2)
-    for method in cfg.methods:
-        if method.nesterov:
-            meas[f"ch12.{method.name}.outer_steps"] = exact(
-                cfg.setup.steps // method.H, "syncs", f"outer steps at H = {method.H}"
-            )
-            meas[f"ch12.{method.name}.H"] = exact(method.H, "steps", "local steps between syncs")
+    meas["ch12.diloco.edges"] = exact(edges, "settings of H", "H whose best inner or outer rate is at a ladder's end")
+    meas["ch12.diloco.outer_momentum"] = exact(cfg.momentum, "", "outer Nesterov momentum", 2)
+    meas["ch12.diloco.outer_rungs"] = exact(len(cfg.outer), "rates", "outer rates tried at each H")
+    meas["ch12.diloco.ablation_h"] = exact(h, "steps", "H of the plain-averaging ablation")
     return Outcome(meas, series)
 
 
@@ -332,7 +396,7 @@ class Links:
         ("wan1", 1e9 / 8),
     )
     big: float = 1e9  # weights of the model the byte ratios are carried to (arithmetic, not a run)
-    methods: tuple[Method, ...] = TOPK + DEMO[:2] + DILOCO[:3]
+    methods: tuple[Method, ...] = TOPK + DEMO[:2] + DILOCO_H
 
 
 def bytes_per_step(method: Method, P: int, W: int) -> float:
