@@ -37,33 +37,27 @@ def _method_runs(runs):
     for exp in SWEEPS:
         run = runs[exp]
         for name in LABELS:
-            if f"{name}_best" in run.series:
+            if f"{name}_best" in list(run):
                 out[name] = run
     return out
 
 
 @figure("ch12.bytes", runs=SWEEPS)
 def loss_bytes(runs):
-    """Final validation loss (best rate, mean ± sd over seeds) against bytes each worker sent."""
+    """Final validation loss (best rate, mean ± sd over seeds) against bytes each worker sent, each point named."""
     fig, ax = new_figure()
     for i, (name, run) in enumerate(_method_runs(runs).items()):
         final = run[f"{name}_best"][:, -1]
         sent = run[f"{name}_bytes"][-1]
-        ax.errorbar(
-            sent,
-            final.mean(),
-            yerr=final.std(ddof=1),
-            marker=MARKERS[i % len(MARKERS)],
-            markersize=12,
-            color=theme.PALETTE[i % len(theme.PALETTE)],
-            linestyle="none",
-            capsize=4,
-            label=LABELS[name],
-        )
+        color = theme.PALETTE[i % len(theme.PALETTE)]
+        ax.errorbar(sent, final.mean(), yerr=final.std(ddof=1), marker=MARKERS[i % len(MARKERS)], markersize=12,
+                    color=color, linestyle="none", capsize=4)  # fmt: skip
+        ax.annotate(LABELS[name], (sent, final.mean()), xytext=(10, 0), textcoords="offset points", va="center",
+                    fontsize=18, color=color)  # fmt: skip
     ax.set_xscale("log")
+    ax.set_xlim(None, ax.get_xlim()[1] * 4)
     ax.set_xlabel("bytes each worker sent over the run")
     ax.set_ylabel("final validation loss (nats)")
-    ax.legend(loc="upper right", fontsize=16, ncol=2)
     return fig
 
 
@@ -84,7 +78,7 @@ def error_feedback(runs):
             label=LABELS[name],
         )
     ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats), mean of 3 seeds")
+    ax.set_ylabel("validation loss (nats)")
     ax.set_ylim(None, 3.6)
     ax.legend(loc="upper right", fontsize=16)
     return fig
@@ -105,7 +99,7 @@ def diloco(runs):
         markersize=9,
         label="full gradient",
     )
-    names = [n for n in ("diloco5", "diloco25", "diloco100", "diloco25_avg") if f"{n}_best" in run.series]
+    names = [n for n in ("diloco5", "diloco25", "diloco100", "diloco25_avg") if f"{n}_best" in list(run)]
     for i, name in enumerate(names):
         label = LABELS.get(name, "H=25, plain average")
         curve = run[f"{name}_best"].mean(0)

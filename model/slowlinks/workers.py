@@ -205,12 +205,12 @@ def train_workers(method: Method, setup: Setup, lrs: Sequence[float], seeds: Seq
             opt.step(theta, avg)
         elif method.kind == "topk":
             # #region topk-step
-            values, idx = cz.topk_compress(g.clone(), k, memory)  # (R, L, k): this worker's entries
-            values, idx = exchange.gather(values), exchange.gather(idx.int()).long()  # (R, W, k)
-            union, common = cz.support_overlap(idx, P)  # positions sent by any / by all workers
+            values, idx = cz.topk_compress(g.clone(), k, memory)  # my k entries
+            values, idx = exchange.gather(values), exchange.gather(idx.int()).long()  # all W
+            union, common = cz.support_overlap(idx, P)  # sent by any / by all
             unions.append(union.float() / k)
             commons.append(common.float() / k)
-            avg = cz.scatter_sum(values, idx, P).div_(W)  # each worker adds all W sparse vectors
+            avg = cz.scatter_sum(values, idx, P).div_(W)  # added locally
             # #endregion topk-step
             clip_(avg, avg.norm(dim=1), clip)
             opt.step(theta, avg)
