@@ -15,6 +15,13 @@ from slidegen import theme
 
 STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
+#: ch12.bytes: labels not set right of their point (offset x, y in points, alignment)
+PLACE = {
+    "diloco100": (-10, 0, "right", "center"),
+    "diloco5": (0, 12, "center", "bottom"),
+    "demo1_999": (0, -12, "center", "top"),
+    "demo4_999": (0, -12, "center", "top"),
+}
 SWEEPS = ("ch12.topk", "ch12.demo", "ch12.diloco")
 #: method id -> label, in the order the figures list them
 LABELS = {
@@ -52,10 +59,12 @@ def loss_bytes(runs):
         color = theme.PALETTE[i % len(theme.PALETTE)]
         ax.errorbar(sent, final.mean(), yerr=final.std(ddof=1), marker=MARKERS[i % len(MARKERS)], markersize=12,
                     color=color, linestyle="none", capsize=4)  # fmt: skip
-        ax.annotate(LABELS[name], (sent, final.mean()), xytext=(10, 0), textcoords="offset points", va="center",
+        dx, dy, ha, va = PLACE.get(name, (10, 0, "left", "center"))  # a few labels move off a neighbour
+        ax.annotate(LABELS[name], (sent, final.mean()), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
                     fontsize=18, color=color)  # fmt: skip
     ax.set_xscale("log")
-    ax.set_xlim(None, ax.get_xlim()[1] * 4)
+    lo, hi = ax.get_xlim()
+    ax.set_xlim(lo / 4, hi * 4)
     ax.set_xlabel("bytes each worker sent over the run")
     ax.set_ylabel("final validation loss (nats)")
     return fig

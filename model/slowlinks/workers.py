@@ -206,7 +206,7 @@ def train_workers(method: Method, setup: Setup, lrs: Sequence[float], seeds: Seq
         elif method.kind == "topk":
             # #region topk-step
             values, idx = cz.topk_compress(g.clone(), k, memory)  # my k entries
-            values, idx = exchange.gather(values), exchange.gather(idx.int()).long()  # all W
+            values, idx = exchange.gather(values), exchange.gather(idx.int()).long()
             union, common = cz.support_overlap(idx, P)  # sent by any / by all
             unions.append(union.float() / k)
             commons.append(common.float() / k)
