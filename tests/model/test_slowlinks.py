@@ -112,3 +112,12 @@ def test_md1_wait_meets_pollaczek_khinchine_and_halves_mm1():
     assert abs(mm1 / qu.mm1_wait(0.5) - 1) < 0.1
     with pytest.raises(ValueError):
         qu.md1_wait(1.0)
+
+
+def test_link_arithmetic_uses_the_bytes_the_workers_count():
+    from model.experiments.ch12_slowlinks import bytes_per_step
+
+    P = param_count(TINY.model)
+    for method in (Method("dense"), Method("topk", k_frac=0.1), Method("demo", chunk_k=4), Method("diloco", H=5)):
+        rec = train_workers(method, TINY, [1e-2], [0], range(4), Local(4))
+        assert rec.bytes_per_worker[-1] == pytest.approx(TINY.steps * bytes_per_step(method, P, 4), rel=1e-12)
