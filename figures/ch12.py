@@ -115,12 +115,21 @@ def diloco(runs):
         a.plot(steps, curve, color=theme.PALETTE[i], linestyle=STYLES[i], marker=MARKERS[i], markersize=9, label=label)
         if name != "diloco25_avg":
             H = int(name.removeprefix("diloco"))
-            b.plot(steps / H, curve, color=theme.PALETTE[i], linestyle=STYLES[i], marker=MARKERS[i], markersize=9)
+            after = steps > 0  # from the first sync on: a log axis of outer steps
+            b.plot(
+                steps[after] / H,
+                curve[after],
+                color=theme.PALETTE[i],
+                linestyle=STYLES[i],
+                marker=MARKERS[i],
+                markersize=9,
+            )
     a.set_xlabel("step")
     a.set_ylabel("validation loss (nats)")
     a.set_ylim(None, 3.6)
     a.legend(loc="upper right", fontsize=16)
-    b.set_xscale("symlog", linthresh=1)
+    b.set_xscale("log")
+    b.set_xticks([1, 10, 100], ["1", "10", "100"])
     b.set_xlabel("outer steps (syncs)")
     b.set_ylim(None, 3.6)
     return fig
