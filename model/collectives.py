@@ -8,6 +8,7 @@ started; they return plain numbers and arrays.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +60,13 @@ def ring_allreduce(x: torch.Tensor, rank: int, world: int) -> tuple[torch.Tensor
     return out, sent
 
 
-def run_ring(rank: int, world: int, n: int, seed: int) -> dict:
+def run_ring(rank: int, world: int, sizes: tuple[int, ...], seeds: tuple[int, ...], pieces: tuple[int, ...]) -> dict:
+    """One process: :func:`ring_check` for each size and seed (by (n, seed)), and :func:`run_bytes`."""
+    checks = {(n, seed): ring_check(rank, world, n, seed) for n in sizes for seed in seeds}
+    return {"checks": checks, **run_bytes(rank, world, pieces)}
+
+
+def ring_check(rank: int, world: int, n: int, seed: int) -> dict:
     """One process: the hand ring against ``dist.all_reduce`` on the same float64 vectors, and the
     bytes each wrote to its sockets for both."""
     x = torch.randn(n, generator=torch.Generator().manual_seed(seed * 100 + rank), dtype=torch.float64)
@@ -80,15 +87,18 @@ def run_ring(rank: int, world: int, n: int, seed: int) -> dict:
 
 
 def _collective(name: str, n: int, world: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Input and output buffers for ``name`` with a payload of n float32 per process: all-reduce
-    n -> n, all-gather n -> p·n (each process brings n), reduce-scatter p·n -> n (each keeps n)."""
+    """Input and output buffers for ``name`` on a vector of n float32 (S10.ab's n): all-reduce
+    n -> n; all-gather, each process brings n/p and ends with all n; reduce-scatter, each brings
+    n and keeps its n/p of the sum."""
+    if n % world:
+        raise ValueError(f"a vector of {n} elements does not split into {world} equal pieces")
     if name == "all_reduce":
         x = torch.ones(n)
         return x, x
     if name == "all_gather":
-        return torch.ones(n), torch.empty(world * n)
+        return torch.ones(n // world), torch.empty(n)
     if name == "reduce_scatter":
-        return torch.ones(world * n), torch.empty(n)
+        return torch.ones(n), torch.empty(n // world)
     raise ValueError(f"unknown collective {name!r}: use one of {COLLECTIVES}")
 
 
@@ -96,22 +106,26 @@ def call(name: str, x: torch.Tensor, out: torch.Tensor) -> None:
     """Run collective ``name`` on the buffers :func:`_collective` made."""
     if name == "all_reduce":
         dist.all_reduce(x)
-    elif name == "all_gather":
-        dist.all_gather_into_tensor(out, x)
-    else:
-        dist.reduce_scatter_tensor(out, x)
+        return
+    with warnings.catch_warnings():  # torch 2.13 renames these (all_gather_single ...); keep the long-lived names
+        warnings.simplefilter("ignore", FutureWarning)
+        if name == "all_gather":
+            dist.all_gather_into_tensor(out, x)
+        else:
+            dist.reduce_scatter_tensor(out, x)
 
 
-def run_bytes(rank: int, world: int, sizes: tuple[int, ...]) -> dict:
-    """One process: bytes it wrote to its sockets during each collective at each payload n (float32)."""
+def run_bytes(rank: int, world: int, pieces: tuple[int, ...]) -> dict:
+    """One process: bytes it wrote to its sockets during each collective when it brings ``s`` float32
+    of its own (all-gather: a vector of p·s; the others: of s), for each s of ``pieces``."""
     got = {}
     for name in COLLECTIVES:
-        for n in sizes:
-            x, out = _collective(name, n, world)
+        for s in pieces:
+            x, out = _collective(name, s * world if name == "all_gather" else s, world)
             dist.barrier()
             w0 = bytes_written()
             call(name, x, out)
-            got[(name, n)] = bytes_written() - w0
+            got[(name, s)] = bytes_written() - w0
     return {"bytes": got}
 
 
@@ -138,33 +152,33 @@ def run_timing(rank: int, world: int, sizes: tuple[int, ...], repeats: int, warm
 
 @dataclass(frozen=True)
 class Fit:
-    """t(n) = a + b·n fitted to median times; alpha and beta read through a ring's step counts."""
+    """t(n) = a + b·n fitted to median times (n: the vector's bytes); alpha and beta read through a
+    ring's step counts."""
 
     a: float
     """Seconds at zero bytes (intercept)."""
     b: float
-    """Seconds per payload byte (slope)."""
+    """Seconds per byte of the vector (slope)."""
     alpha: float
     """Latency per ring step, a over the number of steps."""
     beta: float
-    """Seconds per byte sent, b over the bytes each process sends per payload byte."""
+    """Seconds per byte sent, b over the bytes each process sends per byte of the vector."""
     max_rel_resid: float
     """Largest |fit - median| / median over the sizes."""
 
 
 def ring_counts(name: str, p: int) -> tuple[float, float]:
-    """(ring steps, bytes sent per payload byte) of a ring collective with payload n per process as in
-    :func:`_collective` (S10.ab): all-reduce 2(p-1) steps, 2(p-1)/p; all-gather p-1 steps, p-1
-    (each process brings n, the output is p·n); reduce-scatter p-1 steps, p-1 (input p·n)."""
+    """(ring steps, bytes each process sends per byte of the n-vector) of a ring collective (S10.ab):
+    all-reduce 2(p-1) steps and 2(p-1)/p; all-gather and reduce-scatter p-1 steps and (p-1)/p."""
     if name == "all_reduce":
         return 2.0 * (p - 1), 2.0 * (p - 1) / p
-    return float(p - 1), float(p - 1)
+    return float(p - 1), (p - 1) / p
 
 
-def fit_alpha_beta(name: str, p: int, payload_bytes: np.ndarray, median_s: np.ndarray) -> Fit:
+def fit_alpha_beta(name: str, p: int, vector_bytes: np.ndarray, median_s: np.ndarray) -> Fit:
     """Least squares of t = a + b·n with each point weighted by 1/t (relative errors), so that the
     microsecond messages count as much as the 100-millisecond ones."""
-    n = np.asarray(payload_bytes, dtype=float)
+    n = np.asarray(vector_bytes, dtype=float)
     t = np.asarray(median_s, dtype=float)
     w = 1.0 / t
     design = np.stack([np.ones_like(n), n], axis=1) * w[:, None]

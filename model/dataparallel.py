@@ -66,7 +66,12 @@ def single(job: DPJob) -> dict:
 # --------------------------------------------------------------------------- exactness
 
 
-def run_exact(rank: int, world: int, jobs: tuple[DPJob, ...], mode: str) -> list[dict]:
+def run_exact(rank: int, world: int, jobs: tuple[DPJob, ...], modes: tuple[str, ...]) -> dict[str, list[dict]]:
+    """One process of each job under each mode: :func:`train_exact` for every mode, by mode."""
+    return {mode: train_exact(rank, world, jobs, mode) for mode in modes}
+
+
+def train_exact(rank: int, world: int, jobs: tuple[DPJob, ...], mode: str) -> list[dict]:
     """One process of each job: ``mode`` "ddp" (DistributedDataParallel), "hand" (backward, then
     all-reduce each gradient and divide by p) or "hand_sum" (the same without the division:
     the ablation, a bug the comparison must catch). First step's gradients and final weights."""
@@ -120,7 +125,12 @@ def moment_bytes(state: dict) -> int:
     return sum(local_bytes(s[k]) for s in state.values() for k in ("exp_avg", "exp_avg_sq") if k in s)
 
 
-def run_sharded(rank: int, world: int, jobs: tuple[DPJob, ...], mode: str) -> list[dict]:
+def run_sharded(rank: int, world: int, jobs: tuple[DPJob, ...], modes: tuple[str, ...]) -> dict[str, list[dict]]:
+    """One process of each job under each mode: :func:`train_sharded` for every mode, by mode."""
+    return {mode: train_sharded(rank, world, jobs, mode) for mode in modes}
+
+
+def train_sharded(rank: int, world: int, jobs: tuple[DPJob, ...], mode: str) -> list[dict]:
     """One process of each job under ``mode``: "ddp", "zero1" (DDP + ZeroRedundancyOptimizer wrapping
     AdamW) or "fsdp" (``torch.distributed.fsdp.fully_shard`` on the whole Decoder). The batch loss
     at each step (averaged over processes) and the bytes this process holds after the last step."""
@@ -227,7 +237,7 @@ def run_steps(rank: int, world: int, job: StepJob) -> dict:
             dt = time.perf_counter() - t0
             if r >= 0:
                 times[i, r] = dt
-    same = max(float((pa - pb).abs().max()) for pa, pb in
+    same = max(float((pa - pb).detach().abs().max()) for pa, pb in
                zip(models["overlap"].parameters(), models["after"].parameters(), strict=True))  # fmt: skip
     return {"times": times, "overlap_vs_after": same}
 
