@@ -196,7 +196,7 @@
       const total = 2 * (p - 1) * n * BYTES / p;
       const phase = step === 0 ? "start" : now.phase;
       const chunkBytes = bounds.map(([lo, hi]) => (hi - lo) * BYTES);
-      this._readout.textContent = `step ${step} of ${2 * (p - 1)} · ${phase} · worker 1 sent ${sent[0] * BYTES} B; ` +
+      this._readout.textContent = `step ${step} of ${2 * (p - 1)} (${phase}) · worker 1 sent ${sent[0] * BYTES} B; ` +
         `when done 2(p−1)/p·n = ${Number(total.toFixed(2))} B`;
       this.dataset.step = String(step);
       this.dataset.sent = JSON.stringify(sent.map((s) => s * BYTES));
