@@ -225,16 +225,16 @@ def timing(ctx: RunContext) -> Outcome:
             lo, hi = np.percentile(np.array(boots), (5, 95), axis=0)
             k = f"ch10.ab.{name}.p{world}"
             label = f"{name.replace('_', '-')}, {world} processes"
-            meas[f"{k}.alpha"] = exact(fit.alpha, "s", f"fitted latency per ring step, {label}", 2)
-            meas[f"{k}.alpha_lo"] = exact(lo[0], "s", "its bootstrap 5th percentile", 2)
-            meas[f"{k}.alpha_hi"] = exact(hi[0], "s", "its bootstrap 95th percentile", 2)
+            meas[f"{k}.alpha"] = exact(1e6 * fit.alpha, "µs", f"fitted latency per ring step, {label}", 2)
+            meas[f"{k}.alpha_lo"] = exact(1e6 * lo[0], "µs", "its bootstrap 5th percentile", 2)
+            meas[f"{k}.alpha_hi"] = exact(1e6 * hi[0], "µs", "its bootstrap 95th percentile", 2)
             meas[f"{k}.beta"] = exact(fit.beta, "s/B", f"fitted seconds per byte sent, {label}", 2)
-            meas[f"{k}.beta_lo"] = exact(lo[1], "s/B", "its bootstrap 5th percentile", 2)
-            meas[f"{k}.beta_hi"] = exact(hi[1], "s/B", "its bootstrap 95th percentile", 2)
+            meas[f"{k}.gbps_lo"] = exact(1e-9 / hi[1], "GB/s", "1/beta at beta's bootstrap 95th percentile", 2)
+            meas[f"{k}.gbps_hi"] = exact(1e-9 / lo[1], "GB/s", "1/beta at beta's bootstrap 5th percentile", 2)
             meas[f"{k}.gbps"] = exact(1e-9 / fit.beta, "GB/s", f"1/beta, {label}", 2)
             meas[f"{k}.resid"] = exact(fit.max_rel_resid, "", f"largest |fit - median| / median, {label}", 2)
-            meas[f"{k}.t_max"] = exact(med[-1], "s", f"median time at {nbytes[-1] / 2**20:g} MiB, {label}", 3)
-            meas[f"{k}.t_min"] = exact(med[0], "s", f"median time at {nbytes[0] / 2**10:g} KiB, {label}", 2)
+            meas[f"{k}.t_max"] = exact(1e3 * med[-1], "ms", f"median time at {nbytes[-1] / 2**20:g} MiB, {label}", 3)
+            meas[f"{k}.t_min"] = exact(1e6 * med[0], "µs", f"median time at {nbytes[0] / 2**10:g} KiB, {label}", 2)
             series[f"fit_{name}_p{world}"] = np.array([fit.a, fit.b])
     meas["ch10.ab.repeats"] = exact(cfg.repeats, "repeats", "timed repeats per collective and size")
     meas["ch10.ab.min_kib"] = exact(nbytes[0] / 2**10, "KiB", "smallest vector timed")
@@ -257,14 +257,14 @@ def timing(ctx: RunContext) -> Outcome:
                     ("after", "one all-reduce of all gradients after the backward"),
                     ("allreduce", "that all-reduce alone")):  # fmt: skip
         q25, med, q75 = np.percentile(arm[a], (25, 50, 75))
-        meas[f"{k}.{a}"] = exact(med, "s", f"median seconds per step: {what}", 3)
-        meas[f"{k}.{a}.q25"] = exact(q25, "s", "its 25th percentile", 3)
-        meas[f"{k}.{a}.q75"] = exact(q75, "s", "its 75th percentile", 3)
+        meas[f"{k}.{a}"] = exact(1e3 * med, "ms", f"median milliseconds per step: {what}", 3)
+        meas[f"{k}.{a}.q25"] = exact(1e3 * q25, "ms", "its 25th percentile", 3)
+        meas[f"{k}.{a}.q75"] = exact(1e3 * q75, "ms", "its 75th percentile", 3)
     saved = arm["after"] - arm["overlap"]  # paired: the same repeat
     q25, med, q75 = np.percentile(saved, (25, 50, 75))
-    meas[f"{k}.saved"] = exact(med, "s", "median of after - overlap, paired by repeat", 2)
-    meas[f"{k}.saved.q25"] = exact(q25, "s", "its 25th percentile", 2)
-    meas[f"{k}.saved.q75"] = exact(q75, "s", "its 75th percentile", 2)
+    meas[f"{k}.saved"] = exact(1e3 * med, "ms", "median of after - overlap, paired by repeat", 2)
+    meas[f"{k}.saved.q25"] = exact(1e3 * q25, "ms", "its 25th percentile", 2)
+    meas[f"{k}.saved.q75"] = exact(1e3 * q75, "ms", "its 75th percentile", 2)
     extra = arm["after"] - arm["compute"]
     meas[f"{k}.comm_share"] = exact(float(np.median(extra) / np.median(arm["after"])), "",
                                     "median (after - compute) over median after: communication's share", 2)  # fmt: skip
