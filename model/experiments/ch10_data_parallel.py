@@ -236,6 +236,8 @@ def timing(ctx: RunContext) -> Outcome:
             meas[f"{k}.t_max"] = exact(1e3 * med[-1], "ms", f"median time at {nbytes[-1] / 2**20:g} MiB, {label}", 3)
             meas[f"{k}.t_min"] = exact(1e6 * med[0], "µs", f"median time at {nbytes[0] / 2**10:g} KiB, {label}", 2)
             series[f"fit_{name}_p{world}"] = np.array([fit.a, fit.b])
+    meas["ch10.ab.resid_max"] = exact(max(m.value for key, m in meas.items() if key.endswith(".resid")), "",
+                                      "largest |fit - median| / median over every fit", 2)  # fmt: skip
     meas["ch10.ab.repeats"] = exact(cfg.repeats, "repeats", "timed repeats per collective and size")
     meas["ch10.ab.min_kib"] = exact(nbytes[0] / 2**10, "KiB", "smallest vector timed")
     meas["ch10.ab.max_mib"] = exact(nbytes[-1] / 2**20, "MiB", "largest vector timed")
