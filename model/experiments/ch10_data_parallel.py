@@ -102,12 +102,12 @@ class Ring:
     grid_n: tuple[int, ...] = (8, 12, 24, 60, 64, 1000)
     worlds: tuple[int, ...] = (2, 3, 4)
     hand_n: tuple[int, ...] = (1000, 65536)  # float64 elements for the send/recv ring
-    piece: int = 262144  # float32 elements each process brings in the bytes count (1 MiB)
+    piece: int = 196608  # float32 elements each process brings in the bytes count (0.75 MiB; p = 2, 3, 4 divide it)
     curve_n: int = 64  # the figure's vector
 
 
 @experiment("ch10.ring", config=Ring(), seeds=SEEDS,
-            quick={"worlds": (2,), "hand_n": (1000,), "piece": 4096, "grid_p": (2, 4)})  # fmt: skip
+            quick={"worlds": (2,), "hand_n": (1000,), "piece": 1200, "grid_p": (2, 4)})  # fmt: skip
 def ring_bytes(ctx: RunContext) -> Outcome:
     """The ring in NumPy on a grid, the ring by send/recv against all_reduce, and gloo's wire bytes."""
     cfg: Ring = ctx.config
