@@ -135,7 +135,7 @@
         b.addEventListener("click", () => (delta === null ? this.setAttribute("step", "0") : this.go(delta)));
         return b;
       };
-      this._reset = button("⏮", "back to the start", null);
+      this._reset = button("start", "back to the start", null);
       this._back = button("◀", "one step back", -1);
       this._next = button("▶", "one step on", 1);
       this._svg = el("svg:svg", { class: "ra-plot", role: "img", "aria-hidden": "true" }, this);

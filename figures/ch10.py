@@ -75,7 +75,9 @@ def wire(runs):
     p = np.linspace(worlds[0], worlds[-1], 50)
     rings = {"all_reduce": 2 * (p - 1) / p, "all_gather": p - 1, "reduce_scatter": (p - 1) / p}
     for i, name in enumerate(COLLECTIVES):
-        ax.plot(worlds, ratio[i], color=theme.PALETTE[i], linestyle="none", marker=MARKERS[i], markersize=11,
+        shift = 0.06 * (i - 1)  # reduce-scatter's points fall on all-reduce's: set them side by side
+        ax.plot(worlds + shift, ratio[i], color=theme.PALETTE[i], linestyle="none", marker=MARKERS[i],
+                markersize=12, markerfacecolor="none" if i == 2 else theme.PALETTE[i], markeredgewidth=2.5,
                 label=f"{NAMES[name]}, measured")  # fmt: skip
         ax.plot(p, rings[name], color=theme.PALETTE[i], linestyle=STYLES[i], linewidth=1.5)
     ax.set_xticks(worlds, [str(int(w)) for w in worlds])
