@@ -238,6 +238,8 @@ def timing(ctx: RunContext) -> Outcome:
             series[f"fit_{name}_p{world}"] = np.array([fit.a, fit.b])
     meas["ch10.ab.resid_max"] = exact(max(m.value for key, m in meas.items() if key.endswith(".resid")), "",
                                       "largest |fit - median| / median over every fit", 2)  # fmt: skip
+    meas["ch10.ab.calls_small"] = exact(co.calls_per_timing(cfg.sizes[0]), "calls",
+                                        "back-to-back calls per timing at the smallest size")  # fmt: skip
     meas["ch10.ab.repeats"] = exact(cfg.repeats, "repeats", "timed repeats per collective and size")
     meas["ch10.ab.min_kib"] = exact(nbytes[0] / 2**10, "KiB", "smallest vector timed")
     meas["ch10.ab.max_mib"] = exact(nbytes[-1] / 2**20, "MiB", "largest vector timed")
