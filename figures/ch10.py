@@ -92,13 +92,18 @@ def wire(runs):
 def steptime(runs):
     """Seconds per step of each arm over the timed repeats: median and quartiles."""
     run = runs["ch10.timing"]
-    times = run["step_times"]  # (arm, repeat): compute, overlap, after, allreduce, matmul
-    labels = ("compute only", "DDP, overlapped", "all-reduce after", "all-reduce alone")
+    times = run["step_times"]  # (arm, repeat): model.dataparallel.ARMS
+    mb = (
+        float(run.measurements["ch10.step.bucket_mb"]["value"]),
+        float(run.measurements["ch10.step.big_bucket_mb"]["value"]),
+    )
+    labels = ("compute only", f"DDP, {mb[0]:g} MB buckets", f"DDP, {mb[1]:g} MB buckets", "all-reduce after",
+              "all-reduce alone")  # fmt: skip
     fig, ax = new_figure()
     y = np.arange(len(labels))[::-1]
     for i in range(len(labels)):
         q25, med, q75 = np.percentile(1e3 * times[i], (25, 50, 75))
-        ax.barh(y[i], med, color=theme.PALETTE[i], hatch=("", "//", "..", "xx")[i], edgecolor=theme.MUTED)
+        ax.barh(y[i], med, color=theme.PALETTE[i], hatch=("", "//", "\\\\", "..", "xx")[i], edgecolor=theme.MUTED)
         ax.errorbar(med, y[i], xerr=[[med - q25], [q75 - med]], color="black", capsize=5)
     ax.set_yticks(y, labels)
     ax.set_xlabel("milliseconds per step, median and quartiles")

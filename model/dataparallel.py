@@ -175,10 +175,11 @@ def train_sharded(rank: int, world: int, jobs: tuple[DPJob, ...], mode: str) -> 
 
 # --------------------------------------------------------------------------- step time, overlap, MFU
 
-ARMS = ("compute", "overlap", "after", "allreduce", "matmul")
+ARMS = ("compute", "overlap", "overlap_big", "after", "allreduce", "matmul")
 """compute: forward, backward and step, no communication; overlap: DDP with small buckets, each
-all-reduced as soon as the backward has filled it; after: the backward, then one all-reduce of all
-gradients flattened; allreduce: that all-reduce alone; matmul: an m x m x m matmul (the peak)."""
+all-reduced as soon as the backward has filled it; overlap_big: the same with larger buckets;
+after: the backward, then one all-reduce of all gradients flattened; allreduce: that all-reduce
+alone; matmul: an m x m x m matmul (the peak)."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,7 @@ class StepJob:
     repeats: int
     warmup: int
     bucket_mb: float
+    big_bucket_mb: float
     matmul: int
 
 
@@ -199,8 +201,10 @@ def run_steps(rank: int, world: int, job: StepJob) -> dict:
     interleaved within each repeat; each timed from a barrier to the end of this process's step."""
     torch.manual_seed(job.seed)
     idx, tgt = share(job.batch, rank, world)
-    models = {a: Decoder(job.model, torch.Generator().manual_seed(job.seed)) for a in ("compute", "overlap", "after")}
-    ddp = DDP(models["overlap"], bucket_cap_mb=job.bucket_mb)
+    trained = ("compute", "overlap", "overlap_big", "after")
+    models = {a: Decoder(job.model, torch.Generator().manual_seed(job.seed)) for a in trained}
+    ddps = {"overlap": DDP(models["overlap"], bucket_cap_mb=job.bucket_mb),
+            "overlap_big": DDP(models["overlap_big"], bucket_cap_mb=job.big_bucket_mb)}  # fmt: skip
     opts = {a: adamw(m.parameters(), 1e-3) for a, m in models.items()}
     flat = torch.zeros(sum(p.numel() for p in models["after"].parameters()))
     a = torch.randn(job.matmul, job.matmul)
@@ -215,7 +219,7 @@ def run_steps(rank: int, world: int, job: StepJob) -> dict:
             return
         model, opt = models[arm], opts[arm]
         opt.zero_grad(set_to_none=True)
-        loss = _ddp_loss(ddp, model, idx, tgt) if arm == "overlap" else model.loss(idx, tgt)
+        loss = _ddp_loss(ddps[arm], model, idx, tgt) if arm in ddps else model.loss(idx, tgt)
         loss.backward()
         if arm == "after":
             grads = [p.grad for p in model.parameters() if p.grad is not None]
@@ -237,8 +241,8 @@ def run_steps(rank: int, world: int, job: StepJob) -> dict:
             dt = time.perf_counter() - t0
             if r >= 0:
                 times[i, r] = dt
-    same = max(float((pa - pb).detach().abs().max()) for pa, pb in
-               zip(models["overlap"].parameters(), models["after"].parameters(), strict=True))  # fmt: skip
+    same = max(float((pa - pb).detach().abs().max()) for arm in ddps for pa, pb in
+               zip(models[arm].parameters(), models["after"].parameters(), strict=True))  # fmt: skip
     return {"times": times, "overlap_vs_after": same}
 
 
