@@ -16,7 +16,7 @@ import torch
 
 from model.data import load_corpus
 from model.decoder import ModelConfig
-from model.experiments.common import exact, measured
+from model.experiments.common import exact, measured, steps_to
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import Step, TrainConfig, lr_at, train_many
 
@@ -30,6 +30,7 @@ class Monitor:
     names: tuple[str, ...] = ("low", "best", "high")
     early: int = 200  # the first steps, where the too-high rate's spike is looked for
     tail: int = 200  # the last steps of a run
+    target: float = 2.4  # the validation loss of deck 05's steps-to-target runs (ch05.batch.target)
 
 
 @experiment(
@@ -70,9 +71,15 @@ def monitor(ctx: RunContext) -> Outcome:
         "ch13.mon.tail": exact(cfg.tail, "steps", "the last steps of a run"),
         "ch13.mon.clip": exact(t.clip or 0.0, "", "gradient-norm clipping threshold", 2),
         "ch13.mon.start": exact(start, "nats", "validation loss at initialisation (mean)", 3),
+        "ch13.mon.target": exact(cfg.target, "nats", "the target validation loss", 2),
     }
+    vsteps = res[0].curves["step"]
     for i, (rate, name) in enumerate(zip(cfg.rates, cfg.names, strict=True)):
         e, tl = slice(0, cfg.early), slice(-cfg.tail, None)
+        hit = np.array([steps_to(vsteps, v, cfg.target) for v in val[i]])
+        m[f"ch13.mon.{name}.reached"] = exact(int(np.isfinite(hit).sum()), "seeds", f"{name} rate: seeds at the target")
+        if np.isfinite(hit).all():
+            m[f"ch13.mon.{name}.to_target"] = measured(hit, "steps", f"{name} rate: steps to the target", 2)
         m |= {
             f"ch13.mon.{name}.lr": exact(rate, "", f"the {name} rate", 1),
             f"ch13.mon.{name}.final": measured(val[i, :, -1], "nats", f"{name} rate: final validation loss", 3),
