@@ -42,7 +42,7 @@ def isoflop(runs):
         f = np.array(finals[b], dtype=float)
         colour = theme.PALETTE[b % len(theme.PALETTE)]
         mean = f.mean(axis=1)
-        label = _budget(c) + (" (held out)" if b == held else "")
+        label = _budget(c).replace(" FLOPs", "") + (" (held out)" if b == held else "")
         ax.errorbar(n, mean, yerr=f.std(axis=1, ddof=1), fmt=MARKERS[b % 4], color=colour, capsize=3, label=label)
         a, bb, cc, lo, hi = parabolas[b]
         x = np.linspace(lo - 0.05, hi + 0.05, 100)
@@ -52,7 +52,7 @@ def isoflop(runs):
     ax.set_xscale("log")
     ax.set_xlabel("parameters N (log scale)")
     ax.set_ylabel("final validation loss (nats)")
-    ax.legend(loc="upper right", fontsize=14)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=14, title="budget C (FLOPs)", title_fontsize=14)
     return fig
 
 
