@@ -101,6 +101,15 @@ def frontier(runs):
     return fig
 
 
+def _log_axis(ax) -> None:
+    """A log y axis labelled at whole decades only (minor ticks unlabelled)."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=4))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
 def _smooth(x: np.ndarray, k: int) -> np.ndarray:
     kernel = np.ones(k) / k
     return np.convolve(x, kernel, mode="valid")
@@ -113,9 +122,9 @@ def dashboard(runs):
     step, rates = run["step"], run["rates"]
     fig, axes = new_figure(2, 2, sharex=True)
     panels = (
-        (axes[0, 0], run["loss"], "training loss (nats)", False),
-        (axes[0, 1], run["grad_norm"], "gradient norm", True),
-        (axes[1, 0], run["ratio"], "update / weight norm", True),
+        (axes[0, 0], run["loss"], "train loss", False),
+        (axes[0, 1], run["grad_norm"], "grad norm", True),
+        (axes[1, 0], run["ratio"], "update/weight", True),
     )
     k = 20
     for ax, data, label, log in panels:
@@ -124,11 +133,15 @@ def dashboard(runs):
             ax.plot(step[k - 1 :], y, color=theme.PALETTE[i], linestyle=STYLES[i], linewidth=2, label=f"lr {rate:g}")
         ax.set_ylabel(label)
         if log:
-            ax.set_yscale("log")
+            _log_axis(ax)
+    grad = axes[0, 1]
+    grad.set_yticks([0.2, 0.5, 1, 2, 5, 10, 20], ["0.2", "0.5", "1", "2", "5", "10", "20"])
+    grad.axhline(1.0, color=theme.MUTED, linewidth=1.2, linestyle=":")
+    grad.annotate("clip", (step[-1], 1.0), xytext=(0, 4), textcoords="offset points", ha="right", fontsize=14)
     lr = run["lr"]
     for i, rate in enumerate(rates):
         axes[1, 1].plot(step, lr[i], color=theme.PALETTE[i], linestyle=STYLES[i], linewidth=2, label=f"lr {rate:g}")
-    axes[1, 1].set_yscale("log")
+    _log_axis(axes[1, 1])
     axes[1, 1].set_ylabel("learning rate")
     axes[1, 0].set_xlabel("step")
     axes[1, 1].set_xlabel("step")
@@ -150,7 +163,7 @@ def resume(runs):
         ("all_but_weights", "weights only"),
     )
     fig, ax = new_figure()
-    k = 10
+    k = 25
     x = np.arange(saved + k, ref.shape[1] + 1)
     for i, (name, label) in enumerate(arms):
         d = (run[f"loss_{name}"] - ref)[:, saved:].mean(axis=0)
@@ -164,8 +177,8 @@ def resume(runs):
         )
     ax.axhline(0, color=theme.MUTED, linewidth=1)
     ax.set_xlabel(f"step (resumed at {saved})")
-    ax.set_ylabel("training loss minus uninterrupted (nats)")
-    ax.legend(fontsize=14, loc="upper right")
+    ax.set_ylabel("loss − uninterrupted (nats)")
+    ax.legend(fontsize=14, loc="upper right", frameon=True)
     return fig
 
 
