@@ -56,13 +56,13 @@ class Parabola:
         return self.a > 0 and self.lo <= self.x_min <= self.hi
 
 
-def fit_parabola(n: Sequence[float], loss: Sequence[float]) -> Parabola:
+def fit_parabola(n: Sequence[float] | np.ndarray, loss: Sequence[float] | np.ndarray) -> Parabola:
     x = np.log10(np.asarray(n, dtype=float))
     a, b, c = np.polyfit(x, np.asarray(loss, dtype=float), 2)
     return Parabola(float(a), float(b), float(c), float(x.min()), float(x.max()))
 
 
-def power_law(c: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+def power_law(c: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Exponent and prefactor of y = k C^e, fitted by least squares in log-log."""
     e, logk = np.polyfit(np.log10(np.asarray(c, dtype=float)), np.log10(np.asarray(y, dtype=float)), 1)
     return float(e), float(10.0**logk)

@@ -91,13 +91,13 @@ def isoflop(ctx: RunContext) -> Outcome:
     counts = [n_params(m) for m in models]
     S = len(ctx.seeds)
     cells: list[list[dict]] = []
-    plan = [[(j, steps_for(c, counts[j], tokens)) for j in range(len(models))] for c in cfg.budgets]
-    plan = [[(j, s) for j, s in row if cfg.min_steps <= s <= cfg.max_steps] for row in plan]
-    total = sum(s for row in plan for _, s in row)
+    every = [[(j, steps_for(c, counts[j], tokens)) for j in range(len(models))] for c in cfg.budgets]
+    plan = [[(j, s) for j, s in budget if cfg.min_steps <= s <= cfg.max_steps] for budget in every]
+    total = sum(s for budget in plan for _, s in budget)
     done = 0
-    for b, row in enumerate(plan):
+    for b, budget in enumerate(plan):
         out = []
-        for j, steps in row:
+        for j, steps in budget:
             ctx.report_progress(done / total, f"C={cfg.budgets[b]:.0e} N={counts[j]}")
             rates, finals = _cell(cfg, models[j], steps, ctx.seeds, corpus)
             k = best_rung(finals)
@@ -183,6 +183,16 @@ def isoflop(ctx: RunContext) -> Outcome:
             ),
             "ch13.extrap.n_meas": exact(n_opt[held], "parameters", "N_opt at the held-out budget, measured", 2),
             "ch13.extrap.n_ratio": exact(n_opt[held] / predicted, "", "measured over predicted N_opt", 2),
+            "ch13.extrap.n_inside": exact(
+                int(np.percentile(pred_n_a, 2.5) <= n_opt[held] <= np.percentile(pred_n_a, 97.5)),
+                "",
+                "1 if the measured N_opt lies inside the prediction's bootstrap interval, else 0",
+            ),
+            "ch13.extrap.l_inside": exact(
+                int(np.percentile(pred_l_a, 2.5) <= l_opt[held] <= np.percentile(pred_l_a, 97.5)),
+                "",
+                "1 if the measured loss minimum lies inside the prediction's bootstrap interval, else 0",
+            ),
             "ch13.extrap.l_pred": exact(l_pred, "nats", "loss minimum at the held-out budget, predicted", 3),
             "ch13.extrap.l_pred_lo": exact(
                 float(np.percentile(pred_l_a, 2.5)), "nats", "loss prediction: 2.5th pct", 3
@@ -207,24 +217,27 @@ def isoflop(ctx: RunContext) -> Outcome:
             c / (6 * p.n_opt**2), "characters per parameter", f"budget {c:.0e}: D/N at the minimum", 2
         )
         m[f"ch13.iso.c{b}.n_opt_sd"] = exact(float(np.std(ns, ddof=1)), "parameters", "N_opt: bootstrap sd", 2)
+        m[f"ch13.iso.c{b}.epochs"] = exact(
+            c / (6 * p.n_opt) / len(corpus.train), "passes", f"budget {c:.0e}: passes over the book at the minimum", 2
+        )
     # the overtrained arm: the smallest size at the held-out budget, against that budget's best size
-    row = cells[held]
-    small = min(range(len(row)), key=lambda i: row[i]["n"])
-    best = min(range(len(row)), key=lambda i: row[i]["finals"][row[i]["best"]].mean())
-    fs, fb = row[small]["finals"][row[small]["best"]], row[best]["finals"][row[best]["best"]]
+    arm = cells[held]
+    small = min(range(len(arm)), key=lambda i: arm[i]["n"])
+    best = min(range(len(arm)), key=lambda i: arm[i]["finals"][arm[i]["best"]].mean())
+    fs, fb = arm[small]["finals"][arm[small]["best"]], arm[best]["finals"][arm[best]["best"]]
     C = cfg.budgets[held]
     m |= {
-        "ch13.over.n": exact(row[small]["n"], "parameters", "the overtrained arm's parameters"),
-        "ch13.over.steps": exact(row[small]["steps"], "steps", "its steps"),
-        "ch13.over.lr": exact(row[small]["rates"][row[small]["best"]], "", "its own best rate", 1),
+        "ch13.over.n": exact(arm[small]["n"], "parameters", "the overtrained arm's parameters"),
+        "ch13.over.steps": exact(arm[small]["steps"], "steps", "its steps"),
+        "ch13.over.lr": exact(arm[small]["rates"][arm[small]["best"]], "", "its own best rate", 1),
         "ch13.over.tokens_per_param": exact(
-            C / (6 * row[small]["n"] ** 2), "characters per parameter", "its characters per parameter", 2
+            C / (6 * arm[small]["n"] ** 2), "characters per parameter", "its characters per parameter", 2
         ),
-        "ch13.over.final": measured(fs, "nats", "its final validation loss", 3),
-        "ch13.over.best_n": exact(row[best]["n"], "parameters", "the held-out budget's best trained size"),
-        "ch13.over.best_final": measured(fb, "nats", "that size's final validation loss", 3),
+        "ch13.over.final": measured(fs, "nats", "its final validation loss", 4),
+        "ch13.over.best_n": exact(arm[best]["n"], "parameters", "the held-out budget's best trained size"),
+        "ch13.over.best_final": measured(fb, "nats", "that size's final validation loss", 4),
         "ch13.over.gap": measured(fs - fb, "nats", "overtrained minus best size, paired by seed", 2),
-        "ch13.over.smaller": exact(row[best]["n"] / row[small]["n"], "", "best size over the overtrained size", 2),
+        "ch13.over.smaller": exact(arm[best]["n"] / arm[small]["n"], "", "best size over the overtrained size", 2),
     }
     return Outcome(
         measurements=m,
