@@ -2,8 +2,9 @@
 power law of the minima against C (Hoffmann et al. 2022, §3.2), with a bootstrap over seeds.
 
 N counts every weight of a Decoder (embeddings included); D counts the characters a run trains on
-(steps × batch × context). The 6ND rule (2 FLOPs per weight per token forward, 4 backward) leaves out
-attention's context-length term, which at context 16 is small beside the weights' term.
+(steps × batch × context). The 6ND rule (2 FLOPs per weight per token forward, 4 backward) counts the
+embedding tables, which a lookup does not multiply, and leaves out attention's context-length term;
+``ch13.flops`` measures both against 6N for every size, so the budgets are nominal.
 """
 
 from __future__ import annotations

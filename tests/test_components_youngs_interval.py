@@ -69,7 +69,8 @@ def test_it_renders_the_preset_and_its_fields_change_the_job(page):
         e.setAttribute('work', '200'); e.setAttribute('alt', 'goodput against interval');
         document.body.appendChild(e);
         const before = {young: Number(e.dataset.young), goodput: Number(e.dataset.goodput),
-                        dots: e.querySelectorAll('.yi-dot').length, readout: e.querySelector('.yi-readout').textContent};
+                        dots: e.querySelectorAll('.yi-dot').length,
+                        readout: e.querySelector('.yi-readout').textContent};
         let leaked = 0;
         const spy = () => { leaked += 1; };
         document.addEventListener('keydown', spy);
