@@ -178,7 +178,14 @@
       label(LEFT - 8, y(lo) + 6, fmt(lo), "end");
       label(x(taus[0]), H - 12, minutes(taus[0]), "start");
       label(x(taus[POINTS - 1]), H - 12, minutes(taus[POINTS - 1]), "end");
+      label((x(young) + x(taus[POINTS - 1])) / 2, H - 12, "τ (log)", "middle");
       label(x(young), H - 12, "√(2δM)", "middle");
+      // the legend, top right: dots simulated (this seed), the line expected
+      const lx = W - RIGHT - 150;
+      el("svg:circle", { cx: lx, cy: TOP + 12, r: 4.5, class: "yi-key" }, this._axes);
+      label(lx + 12, TOP + 18, "simulated", "start");
+      el("svg:line", { x1: lx - 8, y1: TOP + 38, x2: lx + 8, y2: TOP + 38, class: "yi-expected" }, this._axes);
+      label(lx + 12, TOP + 44, "expected", "start");
       const mid = (TOP + H - BOTTOM) / 2;
       el("svg:text", { x: 20, y: mid, "text-anchor": "middle", class: "yi-tick",
                        transform: `rotate(-90 20 ${mid})` }, this._axes).textContent = "goodput";
