@@ -190,10 +190,17 @@ def goodput(runs):
     fig, ax = new_figure()
     ax.plot(tau, expected, color=theme.PALETTE[0], linewidth=3, label="expected (closed form)")
     for s in range(sim.shape[0]):
-        ax.scatter(tau, sim[s], s=30, marker=MARKERS[s], color=theme.PALETTE[1], label="simulated" if s == 0 else None)
+        ax.scatter(
+            tau,
+            sim[s],
+            s=30,
+            marker=MARKERS[s],
+            color=theme.PALETTE[1],
+            label=f"simulated ({sim.shape[0]} seeds)" if s == 0 else None,
+        )
     young = float(run["young_min"])
     ax.axvline(young, color=theme.MUTED, linestyle="--", linewidth=2)
-    ax.annotate("√(2δM)", (young, float(expected.min())), xytext=(6, 6), textcoords="offset points", fontsize=16)
+    ax.annotate("√(2δM)", (young, float(expected.max())), xytext=(8, -28), textcoords="offset points", fontsize=16)
     ax.set_xscale("log")
     ax.set_xlabel("checkpoint interval τ (minutes, log scale)")
     ax.set_ylabel("goodput (useful / elapsed)")
