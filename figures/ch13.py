@@ -14,6 +14,7 @@ from slidegen import theme
 
 STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D")
+RESUME_STYLES = ("-", "--", "-.", ":", (0, (8, 2, 1, 2, 1, 2)))  # five arms, five dash patterns
 
 
 def _ragged(run, name: str) -> list:
@@ -171,7 +172,7 @@ def resume(runs):
             x,
             _smooth(d, k),
             color=theme.PALETTE[i % len(theme.PALETTE)],
-            linestyle=STYLES[i % 4],
+            linestyle=RESUME_STYLES[i],
             linewidth=2.5,
             label=label,
         )
