@@ -30,7 +30,7 @@ from model.decoder import ModelConfig
 from model.train import TrainConfig, TrainResult, load_checkpoint, save_checkpoint, train_many
 
 #: What an ablation leaves out of the checkpoint, in the order the deck shows them.
-PARTS = ("moments", "step", "data", "all_but_weights")
+PARTS = ("moments", "step", "data", "position", "rng", "all_but_weights")
 
 
 def runs_for(steps: int, lr: float, seeds: Sequence[int], eval_every: int) -> list[TrainConfig]:
@@ -80,7 +80,11 @@ def without(state: dict, part: str, runs: Sequence[TrainConfig]) -> dict:
         Adam's bias correction), the moments stay;
     data: every run's batch generator is seeded afresh and its drawn-ahead windows dropped, so
         the run sees its first batches again;
-    all_but_weights: all three at once (what saving only the model's weights keeps)."""
+    position: only the drawn-ahead windows are dropped (the generator goes on from its state), so
+        the run skips the rest of the current block of windows and never repeats one;
+    rng: only the generators are seeded afresh (the drawn-ahead windows are kept), so the run
+        finishes its current block, then draws its first blocks again;
+    all_but_weights: moments, step and data at once (what saving only the model's weights keeps)."""
     if part not in PARTS:
         raise ValueError(f"part must be one of {PARTS}, got {part!r}")
     out = copy.deepcopy(state)
@@ -90,10 +94,11 @@ def without(state: dict, part: str, runs: Sequence[TrainConfig]) -> dict:
             opt[k] = torch.zeros_like(opt[k])
     if part in ("step", "all_but_weights"):
         opt["t"] = 0
-    if part in ("data", "all_but_weights"):
-        b = out["batches"]
+    b = out["batches"]
+    if part in ("data", "rng", "all_but_weights"):
         b["gens"] = [torch.Generator().manual_seed(r.data_seed_value).get_state() for r in runs]
-        b["k"] = b["starts"].shape[1]  # nothing drawn ahead: the next step draws from the fresh generator
+    if part in ("data", "position", "all_but_weights"):
+        b["k"] = b["starts"].shape[1]  # nothing drawn ahead: the next step draws from the generator
     return out
 
 

@@ -39,5 +39,7 @@ def test_without_resets_only_its_part(tmp_path):
         zeroed = not out["optimizer"]["exp_avg"].any()
         assert zeroed == (part in ("moments", "all_but_weights"))
         fresh = out["batches"]["k"] == state["batches"]["starts"].shape[1]
-        assert fresh == (part in ("data", "all_but_weights"))
+        assert fresh == (part in ("data", "position", "all_but_weights"))
+        reseeded = not torch.equal(out["batches"]["gens"][0], state["batches"]["gens"][0])
+        assert reseeded == (part in ("data", "rng", "all_but_weights"))
     assert state["optimizer"]["t"] == 20  # the original is untouched
