@@ -64,7 +64,8 @@ def resume(ctx: RunContext) -> Outcome:
         ck = work / "job.pt"
         ctx.report_progress(0.15, f"child, killed at step {kill}")
         reported = kill_at(ck, runs, kill)
-        saved = int(load_checkpoint(ck)["step"])
+        left = load_checkpoint(ck)
+        saved, ahead = int(left["step"]), int(left["batches"]["starts"].shape[1])
         arms: dict[str, list[TrainResult]] = {}
         for i, part in enumerate((None, *PARTS)):
             ctx.report_progress(0.3 + 0.7 * i / (len(PARTS) + 1), f"resume without {part}")
@@ -80,6 +81,7 @@ def resume(ctx: RunContext) -> Outcome:
         "ch13.resume.saved_step": exact(saved, "steps", "the step of the checkpoint the child left"),
         "ch13.resume.redone": exact(reported - saved, "steps", "updates lost with the child and done again"),
         "ch13.resume.after": exact(cfg.after, "steps", "the window right after resuming"),
+        "ch13.resume.ahead": exact(ahead, "steps", "steps of windows the batch sampler draws at a time"),
         "ch13.resume.final_ref": measured(final_ref, "nats", "final validation loss, uninterrupted"),
     }
     series: dict = {"step": list(range(1, cfg.steps + 1)), "loss_ref": loss_ref, "saved": saved, "kill": kill}
