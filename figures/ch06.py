@@ -18,6 +18,15 @@ STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
+def _ticks(axis, values) -> None:
+    """Label a log axis at ``values`` only, written plainly (0.02, not 2 x 10^-2)."""
+    from matplotlib.ticker import NullLocator
+
+    values = sorted({float(v) for v in values})
+    axis.set_ticks(values, [f"{v:g}" for v in values])
+    axis.set_minor_locator(NullLocator())
+
+
 @figure("ch06.init_scale", runs=("ch06.init_scale",))
 def init_scale(runs):
     """Left: loss at step 0 against the init std. Right: final loss, each std at its own best rate."""
@@ -30,6 +39,7 @@ def init_scale(runs):
         for s in range(y.shape[1]):
             ax.scatter(scales, y[:, s], color=theme.MUTED, marker="x", s=40, zorder=3)
         ax.set_xscale("log")
+        _ticks(ax.xaxis, scales)
         ax.set_xlabel("init std")
         ax.set_title(title)
     a.axhline(math.log(64), color=theme.PALETTE[2], linestyle="--", linewidth=1.5)
@@ -43,6 +53,8 @@ def init_scale(runs):
 
 
 def _depth_panels(run, key: str, ylabel: str, title: str):
+    from matplotlib.ticker import NullFormatter
+
     depths = [int(d) for d in run["depths"]]
     fig, axes = new_figure(1, len(depths), sharey=True)
     for ax, L in zip(axes, depths, strict=True):
@@ -52,12 +64,13 @@ def _depth_panels(run, key: str, ylabel: str, title: str):
             x = blocks if g.shape[1] == L else np.arange(0, L + 1)
             ax.plot(x, g.mean(axis=0), color=theme.PALETTE[i], linestyle=STYLES[i], marker=MARKERS[i],
                     label=f"{norm}-LN")  # fmt: skip
-        if L == max(depths) and f"gpt2.d{L}.{key}" in run:
+        if max(depths) == L and f"gpt2.d{L}.{key}" in run:
             g = np.asarray(run[f"gpt2.d{L}.{key}"])
             x = blocks if g.shape[1] == L else np.arange(0, L + 1)
             ax.plot(x, g.mean(axis=0), color=theme.PALETTE[2], linestyle=STYLES[2], marker=MARKERS[2],
                     label="pre-LN, GPT-2 scaled")  # fmt: skip
         ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_title(f"{L} block{'s' if L > 1 else ''}")
         ax.set_xlabel("block")
         ax.set_xticks(blocks if L <= 4 else [1, 4, 8])
@@ -124,6 +137,7 @@ def width_lr(runs):
             ax.scatter([rates[b]], [mean[b]], s=260, facecolor="none", edgecolor=line.get_color(), linewidth=2.5,
                        zorder=4)  # fmt: skip
         ax.set_xscale("log")
+        _ticks(ax.xaxis, [r for d in widths for r in np.asarray(run[f"{param}.w{d}.rates"])])
         ax.set_xlabel("peak learning rate")
         ax.set_title(title)
     axes[0].set_ylabel("final loss (nats)")
@@ -142,6 +156,7 @@ def best_lr(runs):
                 marker=MARKERS[i], markersize=12, label=label)  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    _ticks(ax.yaxis, [r for p in ("standard", "mup") for r in np.asarray(run[f"{p}.best_lr"])])
     ax.set_xticks(widths, [str(w) for w in widths])
     ax.set_xlabel("width (d_model)")
     ax.set_ylabel("best peak rate")
@@ -152,6 +167,8 @@ def best_lr(runs):
 @figure("ch06.coord", runs=("ch06.coord",))
 def coord(runs):
     """Mean |activation| against width after 0 to a few steps: rows standard and µP, columns activations."""
+    from matplotlib.ticker import NullFormatter
+
     run = runs["ch06.coord"]
     widths = np.asarray(run["widths"])
     steps = [int(s) for s in run["steps"]]
@@ -168,6 +185,8 @@ def coord(runs):
                         label=f"step {t}")  # fmt: skip
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
+            ax.set_xticks(widths[::2], [str(int(w)) for w in widths[::2]])
+            ax.yaxis.set_minor_formatter(NullFormatter())
             ax.set_title(f"{label}: {names[a]}")
             if r == 1:
                 ax.set_xlabel("width")
