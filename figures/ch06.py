@@ -52,7 +52,7 @@ def init_scale(runs):
     return fig
 
 
-def _depth_panels(run, key: str, ylabel: str, title: str):
+def _depth_panels(run, key: str, ylabel: str):
     from matplotlib.ticker import NullFormatter
 
     depths = [int(d) for d in run["depths"]]
@@ -75,15 +75,15 @@ def _depth_panels(run, key: str, ylabel: str, title: str):
         ax.set_xlabel("block")
         ax.set_xticks(blocks if L <= 4 else [1, 4, 8])
     axes[0].set_ylabel(ylabel)
-    axes[-1].legend(loc="best")
-    fig.suptitle(title, fontsize=20, x=0.01, ha="left", fontweight="bold")
+    handles, labels = axes[-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
     return fig
 
 
 @figure("ch06.depth_grad", runs=("ch06.depth",))
 def depth_grad(runs):
     """Each block's gradient norm at init, pre-LN against post-LN, at every depth."""
-    return _depth_panels(runs["ch06.depth"], "grad", "gradient norm", "Each block's gradient norm at init")
+    return _depth_panels(runs["ch06.depth"], "grad", "gradient norm at init")
 
 
 @figure("ch06.depth_train", runs=("ch06.depth",))
@@ -116,7 +116,7 @@ def depth_train(runs):
     ax.set_xticks(depths, [str(d) for d in depths])
     ax.set_xlabel("blocks")
     ax.set_ylabel("final validation loss (nats)")
-    ax.legend(loc="best")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right center")
     return fig
 
 
@@ -191,5 +191,6 @@ def coord(runs):
             if r == 1:
                 ax.set_xlabel("width")
         axes[r, 0].set_ylabel("mean |x|")
-    axes[0, -1].legend(loc="best", ncols=1)
+    handles, labels = axes[0, -1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
     return fig
