@@ -432,13 +432,12 @@ def coord(ctx: RunContext) -> Outcome:
         for a, name in enumerate(names):
             for t in (0, steps):
                 slopes = [np.polyfit(lw, np.log2(grid[a, t, :, si]), 1)[0] for si in range(len(ctx.seeds))]
-                m[f"ch06.coord.{param}.{name}.t{t}.slope"] = measured(
-                    slopes, "", f"{param}: log2 mean|{name}| per doubling of width after {t} steps", 2
+                m[f"ch06.coord.{param}.{name}.t{t}.slope"] = spread(
+                    slopes, "", f"{param}: log2 mean|{name}| per doubling of width after {t} steps"
                 )
-            m[f"ch06.coord.{param}.{name}.ratio"] = measured(
+            m[f"ch06.coord.{param}.{name}.ratio"] = spread(
                 grid[a, steps, -1] / grid[a, steps, 0],
                 "",
                 f"{param}: mean|{name}| at the widest over the narrowest after {steps} steps",
-                2,
             )
     return Outcome(measurements=m, series=series)
