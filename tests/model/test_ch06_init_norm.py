@@ -136,3 +136,14 @@ def test_blew_up_reads_a_rise_above_the_start_or_a_non_finite_run():
     assert list(lad.blowups) == [0, 0]
     assert lad.best_rate == 6e-3  # a rung with a non-finite seed never wins
     assert np.isnan(lad.final[1, 0])
+
+
+def test_blowup_step_is_the_first_evaluation_above_the_start():
+    from model.experiments.ch06_depth_edge import blowup_step
+
+    r = TrainResult(
+        {}, {}, 4.0, 3.0, 3.0, 30, 0.0, 0, None, {"step": [0, 10, 20, 30], "val_loss": [4.0, 3.9, 4.5, 3.0]}
+    )
+    assert blowup_step(r) == 20
+    assert math.isnan(blowup_step(replace(r, curves={"step": [0, 10], "val_loss": [4.0, 3.0]})))
+    assert blowup_step(replace(r, curves={"step": [0, 10], "val_loss": [4.0, 3.0]}, diverged_at=13)) == 13
