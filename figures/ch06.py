@@ -141,7 +141,8 @@ def width_lr(runs):
         ax.set_xlabel("peak learning rate")
         ax.set_title(title)
     axes[0].set_ylabel("final loss (nats)")
-    axes[1].legend(loc="best")
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
     return fig
 
 
@@ -173,7 +174,7 @@ def coord(runs):
     widths = np.asarray(run["widths"])
     steps = [int(s) for s in run["steps"]]
     names = ("embedding", "attention out", "MLP out", "logits")
-    cols = (1, 2, 3)  # attention out, MLP out, logits (the embedding is read by no width rule)
+    cols = (2, 3)  # MLP out and logits; the attention output's slopes are bound in the slide's notes
     fig, axes = new_figure(2, len(cols), sharex=True)
     for r, (param, label) in enumerate((("standard", "standard"), ("mup", "µP"))):
         grid = np.asarray(run[param])  # (activation, step, width, seed)
