@@ -20,7 +20,7 @@ from typing import assert_never
 from pptx.util import Emu, Inches, Pt
 
 from slidegen import theme
-from slidegen.deck import figbox
+from slidegen.deck import figbox, links
 from slidegen.deck import nodes as d
 from slidegen.deck.layouts import LAYOUTS, Layout
 from slidegen.errors import Diagnostic, display_path
@@ -792,6 +792,19 @@ def _footer_band(kind: Kind, region: Box, width: int) -> Box:
     return Box(margin, 0, width - 2 * margin, HEIGHT)
 
 
+def _glossary_runs(slide: d.Slide, kind: Kind) -> tuple[Run, ...]:
+    """`` · Glossary: Term, Term``, each term linked to its slide of the glossary's file."""
+    if not slide.glossary:
+        return ()
+    color = theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT
+    runs = [Run(" · Glossary: ")]
+    for number, link in enumerate(slide.glossary):
+        if number:
+            runs.append(Run(", "))
+        runs.append(Run(link.term, color=color, url=links.target(link.url).with_suffix(".pptx"), jump=link.number))
+    return tuple(runs)
+
+
 def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape]:
     """Deck title and chapter on the left, the slide number on the right, small and muted."""
     color = theme.TEXT_ON_DARK if kind.layout.dark else theme.MUTED
@@ -801,7 +814,7 @@ def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape
         chapter = f"Chapter {chapter}"
     label = " · ".join(str(part) for part in (deck.title, chapter) if part not in (None, ""))
     number_w = Inches(1.0)
-    left = Para((Run(label),), size, color=color)
+    left = Para((Run(label), *_glossary_runs(slide, kind)), size, color=color)
     number = Para((Run(str(slide.index), field="slidenum"),), size, color=color, align="right")
     return [
         TextBox(
