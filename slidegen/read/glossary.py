@@ -58,15 +58,16 @@ def _series(path: Path, cover: d.Slide) -> tuple[tuple[str, ...], tuple[int, int
 def _entry(path: Path, slide: d.Slide, before: list[Term], taken: set[str]) -> Term:
     """The entry slide ``slide`` writes, its keys checked."""
     fm, at = slide.frontmatter, slide.frontmatter_at
+    start = min((line for line, _ in at.values()), default=slide.line)  # the entry's first key
     for key in fm:
         if key not in ENTRY_KEYS:
             where = at.get(key, (slide.line, 1))
             raise SlidegenError(path, *where, f"unknown key '{key}' in a glossary entry: the keys are {_keys()}")
-    term = _text(path, slide, "term", "the term as the glossary lists it, e.g. term: Training step")
-    deck = _text(path, slide, "deck", 'the number of the deck that explains it, quoted: deck: "01"')
+    term = _text(path, slide, start, "term", "the term as the glossary lists it, e.g. term: Training step")
+    deck = _text(path, slide, start, "deck", 'the number of the deck that explains it, quoted: deck: "01"')
     if not (len(deck) == 2 and deck.isdigit()):
         raise SlidegenError(path, *at["deck"], f'deck: {deck!r} is not a deck number: write two digits, e.g. "01"')
-    target = _text(path, slide, "slide", "the id: of the slide that explains it, e.g. slide: training-step")
+    target = _text(path, slide, start, "slide", "the id: of the slide that explains it, e.g. slide: training-step")
     aliases = _aliases(path, slide)
     for other in before:
         if other.term.casefold() == term.casefold():
@@ -79,14 +80,14 @@ def _entry(path: Path, slide: d.Slide, before: list[Term], taken: set[str]) -> T
             path, *at["term"], f"term '{term}' makes the slide id '{entry_id}', already taken: give it an id:"
         )
     if not any(isinstance(block, d.Paragraph) for block in slide.blocks):
-        raise SlidegenError(path, slide.line, 1, f"the entry '{term}' has no sentence: write it under its frontmatter")
-    return Term(term, aliases, deck, target, entry_id, slide.index, slide.line, dict(at))
+        raise SlidegenError(path, start, 1, f"the entry '{term}' has no sentence: write it under its frontmatter")
+    return Term(term, aliases, deck, target, entry_id, slide.index, start, dict(at))
 
 
-def _text(path: Path, slide: d.Slide, key: str, what: str) -> str:
+def _text(path: Path, slide: d.Slide, start: int, key: str, what: str) -> str:
     value = slide.frontmatter.get(key)
     if value is None:
-        raise SlidegenError(path, slide.line, 1, f"a glossary entry needs '{key}:': {what}")
+        raise SlidegenError(path, start, 1, f"a glossary entry needs '{key}:': {what}")
     if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
         raise SlidegenError(path, *slide.frontmatter_at[key], f"{key}: must be text: {what}")
     return str(value).strip()
