@@ -13,8 +13,9 @@ sentence (``{{ key }}`` references bound like any slide's)::
 
     One turn of the loop: ...
 
-The reader checks each entry's keys (file, line and what to do), titles its slide with the term and gives it
-an id (the entry's ``id:``, else its defining slide's id, else the term made a slug), so ``glossary.md#id`` reaches it.
+A slide without entry keys stays an ordinary slide (a part's title, say). The reader checks each entry's keys
+(file, line and what to do), titles its slide with the term and gives it an id (the entry's ``id:``, else its
+defining slide's id, else the term made a slug), so ``glossary.md#id`` reaches it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def read_glossary(path: Path) -> d.Deck:
     slides: list[d.Slide] = [cover]
     entries: list[Term] = []
     for slide in deck.slides[1:]:
+        if not any(key in slide.frontmatter for key in ENTRY_KEYS if key != "id"):
+            slides.append(slide)  # a slide of its own (a part's title, a note), not an entry
+            continue
         entry = _entry(path, slide, entries, taken={s.id for s in slides if s.id})
         entries.append(entry)
         slides.append(_term_slide(slide, entry))

@@ -122,7 +122,11 @@ DEFAULT = KINDS["default"]
 
 
 def build(
-    deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]], math: MathCache | None = None, animate: bool = False
+    deck: d.Deck,
+    image_sizes: Mapping[str, tuple[int, int]],
+    math: MathCache | None = None,
+    animate: bool = False,
+    index: d.DeckIndex | None = None,
 ) -> tuple[PresentationModel, list[Diagnostic]]:
     """Lay out every slide of ``deck``.
 
@@ -140,7 +144,7 @@ def build(
     faces = deck.settings
     for slide in deck.slides:
         model, slide_warnings = _slide(
-            deck, slide, image_sizes, display_path(deck.slide_path(slide)), math, width, animate
+            deck, slide, image_sizes, display_path(deck.slide_path(slide)), math, width, animate, index
         )
         slides.append(look.typefaces(faces, replace(model, notes_footer=notes_footer(slide))))
         warnings += slide_warnings
@@ -173,6 +177,7 @@ def _slide(
     math: MathCache,
     width: int = WIDTH,
     animate: bool = False,
+    index: d.DeckIndex | None = None,
 ) -> tuple[SlideModel, list[Diagnostic]]:
     kind = KINDS.get(slide.layout)
     fixed: list[Diagnostic] = []
@@ -213,6 +218,7 @@ def _slide(
                 pictures=frozenset(image_sizes),
                 animate=animate,
                 where=where,
+                index=index,
             )
             placed, fits = place(ctx)
             if fits:
@@ -243,6 +249,7 @@ def _slide(
             math=math,
             pictures=frozenset(image_sizes),
             where=where,
+            index=index,
         )
         placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
         top: int = BODY_TOP if placed else Inches(0.5)
