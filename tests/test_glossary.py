@@ -198,3 +198,12 @@ def test_terms_link_to_their_slides_and_slides_back_to_their_terms(tmp_path: Pat
         ("training-step", [("Training step", "glossary.md#training-step", 2)]),
         ("params", [("Parameters", "glossary.md#params", 3)]),
     ]
+
+
+def test_a_glossary_slide_without_entry_keys_stays_an_ordinary_slide(tmp_path: Path) -> None:
+    part = "---\nlayout: section\n---\n\n# Part two: the optimiser\n\n"
+    text = GLOSSARY.replace("---\nterm: Parameters", part + "---\nterm: Parameters")
+    deck = read_glossary(project(tmp_path, text) / "decks" / "glossary.md")
+    assert deck.glossary is not None
+    assert [s.title for s in deck.slides][2:4] == ["Part two: the optimiser", "Parameters"]
+    assert [e.number for e in deck.glossary.entries] == [2, 4, 5]
