@@ -190,7 +190,8 @@ def test_terms_link_to_their_slides_and_slides_back_to_their_terms(tmp_path: Pat
     assert isinstance(last, Paragraph) and isinstance(last.children[0], Emph)
     link = last.children[0].children[1]
     assert isinstance(link, Link) and link.url == "01-loop.md#training-step"
-    assert plain_text(link.children) == "deck 01, The loop, slide 2: One training step"
+    assert plain_text(last.children) == "Explained in deck 01, The loop, slide 2: One training step."
+    assert plain_text(link.children) == "slide 2: One training step"
     assert plain_text(explained.slides[3].blocks[-1].children) == "Explained in deck 06, not written yet."  # type: ignore[union-attr]
     linked = link_back(loop, glossary.glossary)
     assert [(s.id, [(g.term, g.url, g.number) for g in s.glossary]) for s in linked.slides] == [

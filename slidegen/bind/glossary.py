@@ -43,9 +43,8 @@ def _where(entry: Term, index: d.DeckIndex, line: int) -> d.Paragraph:
         return d.Paragraph((d.Emph((d.Text(f"Explained in deck {entry.deck}, not written yet."),)),), line)
     if found is None:
         return d.Paragraph((d.Emph((d.Text(f"Explained in deck {entry.deck}, {deck.title}."),)),), line)
-    label = f"deck {entry.deck}, {deck.title}, slide {found.number}: {found.title}"
-    link = d.Link((d.Text(label),), f"{deck.slug}.md#{entry.slide}")
-    return d.Paragraph((d.Emph((d.Text("Explained in "), link, d.Text("."))),), line)
+    link = d.Link((d.Text(f"slide {found.number}: {found.title}"),), f"{deck.slug}.md#{entry.slide}")
+    return d.Paragraph((d.Emph((d.Text(f"Explained in deck {entry.deck}, {deck.title}, "), link, d.Text("."))),), line)
 
 
 def link_back(deck: d.Deck, glossary: Glossary | None) -> d.Deck:
