@@ -1,25 +1,39 @@
 """The glossary as a build sees it: its entries (for the back-links of the decks written) and what ties the
 glossary and the decks it links to each other in the build cache.
 
-A deck's back-links come from the glossary's entries, and the glossary names the decks' titles and slide
-numbers, so each depends on the other's source: editing the glossary rebuilds the numbered decks (their
-back-links may change), and editing a numbered deck rebuilds the glossary.
+A numbered deck's outputs depend on its back-links, not on the whole glossary: :func:`refresh_links` writes
+each deck's back-links to a small file (``build/cache/glossary/NN.links``, rewritten only when they change),
+and that file is among the deck's dependencies. Editing a sentence rebuilds the glossary alone; moving a
+term to another slide rebuilds the glossary and the decks whose back-links moved. The glossary names the
+decks' titles and slide numbers, so editing a numbered deck rebuilds the glossary too.
+
+This module stays light (no parser, no writer) so that a build with nothing to do imports neither: the
+glossary is parsed only when its bytes changed since the links files were written.
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from slidegen.atomic import atomic_write
 from slidegen.deck.glossary import GLOSSARY_FILE, Glossary, deck_number
-from slidegen.deck.nodes import Deck
+from slidegen.digests import digest
 from slidegen.errors import SlidegenError
-from slidegen.pipeline.bound import BoundDecks
 from slidegen.project import Project
+
+if TYPE_CHECKING:
+    from slidegen.deck.nodes import Deck
+    from slidegen.pipeline.bound import BoundDecks
 
 
 def glossary_path(project: Project) -> Path:
     return project.decks_dir / GLOSSARY_FILE
+
+
+def links_dir(project: Project) -> Path:
+    return project.build_dir / "cache" / "glossary"
 
 
 def glossary(project: Project, every: BoundDecks | None = None) -> Glossary | None:
@@ -48,12 +62,43 @@ def _read(path: Path, mtime: int, size: int) -> Glossary | None:
         return None
 
 
+def refresh_links(project: Project) -> None:
+    """Write each numbered deck's back-links file, when the glossary's bytes changed since they were written
+    (each file rewritten only when its back-links changed, so its digest moves only then)."""
+    folder = links_dir(project)
+    try:
+        stamp = digest(glossary_path(project).read_bytes())
+    except OSError:
+        stamp = "-"
+    marker = folder / "glossary.digest"
+    try:
+        if marker.read_text(encoding="utf-8") == stamp:
+            return
+    except OSError:
+        pass
+    found = glossary(project) if stamp != "-" else None
+    for path in project.deck_paths():
+        number = deck_number(path.stem)
+        if number is None:
+            continue
+        entries = found.explained_in(number) if found is not None else ()
+        text = "".join(f"{e.slide}\t{e.id}\t{e.number}\t{e.term}\n" for e in entries)
+        target = folder / f"{number}.links"
+        try:
+            if target.read_text(encoding="utf-8") == text:
+                continue
+        except OSError:
+            pass
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, text)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(marker, stamp)
+
+
 def glossary_deps(project: Project, deck: Deck) -> tuple[Path, ...]:
-    """The files besides its own whose bytes ``deck``'s outputs depend on through the glossary: the glossary
-    for a numbered deck; every numbered deck for the glossary."""
-    path = glossary_path(project)
+    """The files besides its own whose bytes ``deck``'s outputs depend on through the glossary: its back-links
+    file for a numbered deck; every numbered deck for the glossary."""
     if deck.glossary is not None:
         return tuple(p for p in project.deck_paths() if deck_number(p.stem) is not None)
-    if deck_number(deck.slug) is not None and path.is_file():
-        return (path,)
-    return ()
+    number = deck_number(deck.slug)
+    return (links_dir(project) / f"{number}.links",) if number is not None else ()
