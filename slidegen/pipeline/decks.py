@@ -128,7 +128,7 @@ def build_decks(
                     tuple(final for flavor, final in finals if flavor != "html" or "html" in settings.formats),
                     tuple(diagnostics),
                     (),
-                    _deps(deck, media, glossary_deps(project, deck)),
+                    _deps(deck, media, glossary_deps(project, deck, out)),
                     (deck, html_page) if html_page is not None and browsed else None,
                     tuple(p for c in used for p in (c.script, c.css) if p is not None),
                     diagrams,

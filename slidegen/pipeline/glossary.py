@@ -2,7 +2,8 @@
 glossary and the decks it links to each other in the build cache.
 
 A numbered deck's outputs depend on its back-links, not on the whole glossary: :func:`refresh_links` writes
-each deck's back-links to a small file (``build/cache/glossary/NN.links``, rewritten only when they change),
+each deck's back-links to a small file in the output folder (``build/cache/glossary/NN.links``, rewritten
+only when they change),
 and that file is among the deck's dependencies. Editing a sentence rebuilds the glossary alone; moving a
 term to another slide rebuilds the glossary and the decks whose back-links moved. The glossary names the
 decks' titles and slide numbers, so editing a numbered deck rebuilds the glossary too.
@@ -32,8 +33,9 @@ def glossary_path(project: Project) -> Path:
     return project.decks_dir / GLOSSARY_FILE
 
 
-def links_dir(project: Project) -> Path:
-    return project.build_dir / "cache" / "glossary"
+def links_dir(out: Path) -> Path:
+    """Where the back-links files of a build into ``out`` live."""
+    return Path(out) / "cache" / "glossary"
 
 
 def glossary(project: Project, every: BoundDecks | None = None) -> Glossary | None:
@@ -62,14 +64,17 @@ def _read(path: Path, mtime: int, size: int) -> Glossary | None:
         return None
 
 
-def refresh_links(project: Project) -> None:
-    """Write each numbered deck's back-links file, when the glossary's bytes changed since they were written
-    (each file rewritten only when its back-links changed, so its digest moves only then)."""
-    folder = links_dir(project)
+def refresh_links(project: Project, out: Path) -> None:
+    """Write each numbered deck's back-links file for a build into ``out``, when the glossary's bytes changed
+    since they were written (each file rewritten only when its back-links changed, so its digest moves only
+    then). Without a glossary, nothing is written unless there were back-links before."""
+    folder = links_dir(out)
     try:
         stamp = digest(glossary_path(project).read_bytes())
     except OSError:
         stamp = "-"
+    if stamp == "-" and not folder.is_dir():
+        return
     marker = folder / "glossary.digest"
     try:
         if marker.read_text(encoding="utf-8") == stamp:
@@ -95,10 +100,10 @@ def refresh_links(project: Project) -> None:
     atomic_write(marker, stamp)
 
 
-def glossary_deps(project: Project, deck: Deck) -> tuple[Path, ...]:
-    """The files besides its own whose bytes ``deck``'s outputs depend on through the glossary: its back-links
-    file for a numbered deck; every numbered deck for the glossary."""
+def glossary_deps(project: Project, deck: Deck, out: Path) -> tuple[Path, ...]:
+    """The files besides its own whose bytes ``deck``'s outputs (built into ``out``) depend on through the
+    glossary: its back-links file for a numbered deck; every numbered deck for the glossary."""
     if deck.glossary is not None:
         return tuple(p for p in project.deck_paths() if deck_number(p.stem) is not None)
     number = deck_number(deck.slug)
-    return (links_dir(project) / f"{number}.links",) if number is not None else ()
+    return (links_dir(out) / f"{number}.links",) if number is not None else ()

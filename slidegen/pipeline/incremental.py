@@ -86,7 +86,7 @@ def up_to_date(
 ) -> list[Diagnostic] | None:
     """The remembered warnings of ``targets`` when nothing of theirs (nor the index page) needs
     writing, else ``None``. Reads file bytes and the manifest only (and the glossary, when it changed)."""
-    refresh_links(project)  # a deck's back-links are among its inputs
+    refresh_links(project, out)  # a deck's back-links are among its inputs
     old = manifest.load(out)
     if not old.decks:
         return None
@@ -129,7 +129,7 @@ class Todo:
         self.out = Path(out)
         self.html_dir = Path(html_dir)
         self.force = force
-        refresh_links(project)  # a deck's back-links are among its inputs
+        refresh_links(project, out)  # a deck's back-links are among its inputs
         self.old = manifest.load(out)
         self.inputs = Inputs(project, options)
         self.decks = index_paths(project, targets)
