@@ -26,6 +26,7 @@ from slidegen.check import fallbacks
 from slidegen.check import type_size as check_type
 from slidegen.check import words as check_words
 from slidegen.check.cites import check_cited_rows, check_deck_cites, check_library, check_unused
+from slidegen.check.glossary import glossary_problems
 from slidegen.check.outputs import output_problems
 from slidegen.deck import builtins as slidev_builtins
 from slidegen.deck import links, settings
@@ -166,6 +167,7 @@ def check_decks(
         diagnostics += check_words.warnings(rel, deck)
         diagnostics += check_type.warnings(rel, deck)
     diagnostics += _check_diagrams(list(decks.parsed.values()), root)
+    diagnostics += glossary_problems(visible(deck) for deck in decks.parsed.values())
     if library is not None:
         diagnostics += check_library(library)
         diagnostics += check_deck_cites(bound, library)

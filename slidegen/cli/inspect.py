@@ -47,11 +47,13 @@ def _details(slide: Slide) -> str:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from slidegen.cli.decknames import resolve_deck
+    from slidegen.deck.glossary import is_glossary
+    from slidegen.read.glossary import read_glossary
     from slidegen.read.parse import deck_to_json, parse_deck
 
     project = find_project()
     path = resolve_deck(project, args.deck)
-    deck = parse_deck(path)
+    deck = read_glossary(path) if is_glossary(path) else parse_deck(path)
     if args.json:
         print(json.dumps(deck_to_json(deck), indent=2, ensure_ascii=False, default=str))
     else:

@@ -26,6 +26,7 @@ from typing import Any
 # The layouts a slide may name, by name: one table, in slidegen/deck/layouts.py (re-exported here).
 from slidegen.deck import elements
 from slidegen.deck.background import slide_layout
+from slidegen.deck.glossary import Glossary, GlossaryLink
 from slidegen.deck.layouts import LAYOUTS as LAYOUTS
 from slidegen.deck.layouts import Layout
 from slidegen.deck.rawhtml import OPEN_RE
@@ -622,6 +623,8 @@ class Slide:
     """The slide's footnotes, by number."""
     path: Path | None = None
     """The file the slide is written in, when a ``src:`` import brought it from another file (``None``: the deck's)."""
+    glossary: tuple[GlossaryLink, ...] = ()
+    """The glossary entries this slide explains, linked back to (filled in before writing: bind/glossary.py)."""
 
     @cached_property
     def look(self) -> SlideLook:
@@ -649,6 +652,8 @@ class Deck:
     slides: tuple[Slide, ...]
     imports: tuple[ImportSite, ...] = ()
     """The slides written as ``src:`` imports, in source order (their slides are in ``slides``)."""
+    glossary: Glossary | None = None
+    """The entries, when the deck is the glossary (``decks/glossary.md``): :mod:`slidegen.deck.glossary`."""
 
     @cached_property
     def settings(self) -> DeckSettings:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from slidegen.bind.glossary import explain, link_back
 from slidegen.deck import figbox
 from slidegen.deck.nodes import Deck, DeckEntry, DeckIndex
 from slidegen.errors import Diagnostic, SlidegenError, display_path, internal_error
@@ -21,6 +22,7 @@ from slidegen.media.figures import FigureRenderer
 from slidegen.media.images import Media, resolve_media
 from slidegen.pipeline import manifest
 from slidegen.pipeline.bound import BoundDecks, bind_project
+from slidegen.pipeline.glossary import glossary, glossary_deps
 from slidegen.pipeline.index import index_of
 from slidegen.pipeline.staging import Stage
 from slidegen.project import Project
@@ -97,6 +99,7 @@ def build_decks(
         diagnostics.extend(d for d in every.problems.get(Path(path).resolve(), []) if d.severity == "warning")
         try:
             deck = figbox.sized(every.deck(path))  # each figure drawn for the box its slide shows it in
+            deck = explain(deck, index) if deck.glossary is not None else link_back(deck, glossary(project, every))
             problems = components.deck_problems(deck, found)
             if problems:
                 built.append(DeckBuilt(path, diagnostics=tuple(problems), entry=entry))
@@ -125,7 +128,7 @@ def build_decks(
                     tuple(final for flavor, final in finals if flavor != "html" or "html" in settings.formats),
                     tuple(diagnostics),
                     (),
-                    _deps(deck, media),
+                    _deps(deck, media, glossary_deps(project, deck, out)),
                     (deck, html_page) if html_page is not None and browsed else None,
                     tuple(p for c in used for p in (c.script, c.css) if p is not None),
                     diagrams,
@@ -145,9 +148,9 @@ def build_decks(
     return built
 
 
-def _deps(deck: Deck, media: Media) -> manifest.Deps:
-    """What ``deck``'s outputs are made from: what its text names, and the files its pictures, snippets
-    and components' run records resolved to."""
+def _deps(deck: Deck, media: Media, more: Sequence[Path] = ()) -> manifest.Deps:
+    """What ``deck``'s outputs are made from: what its text names, the files its pictures, snippets
+    and components' run records resolved to, and ``more`` (the glossary and the decks it links)."""
     from slidegen.deck.nodes import CodeBlock, slide_blocks, walk_blocks
 
     pictures = [src for src in media.html if not src.startswith("fig:")]
@@ -166,7 +169,8 @@ def _deps(deck: Deck, media: Media) -> manifest.Deps:
         | {site.path for site in deck.imports if site.path != deck.path}
     )
     texts = [Path(path).read_text(encoding="utf-8", errors="replace") for path in (deck.path, *imported)]
-    return manifest.text_deps("\n".join(texts), tuple(str(Path(f).resolve()) for f in (*files, *imported)))
+    named = (*files, *imported, *more)
+    return manifest.text_deps("\n".join(texts), tuple(str(Path(f).resolve()) for f in named))
 
 
 def _pictures(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from slidegen.errors import Diagnostic
 from slidegen.pipeline import manifest
+from slidegen.pipeline.glossary import refresh_links
 from slidegen.pipeline.manifest import Entry, Inputs, Manifest, Output, Record, deck_key
 from slidegen.project import Project
 
@@ -84,7 +85,8 @@ def up_to_date(
     single_file: bool = False,
 ) -> list[Diagnostic] | None:
     """The remembered warnings of ``targets`` when nothing of theirs (nor the index page) needs
-    writing, else ``None``. Reads file bytes and the manifest only."""
+    writing, else ``None``. Reads file bytes and the manifest only (and the glossary, when it changed)."""
+    refresh_links(project, out)  # a deck's back-links are among its inputs
     old = manifest.load(out)
     if not old.decks:
         return None
@@ -127,6 +129,7 @@ class Todo:
         self.out = Path(out)
         self.html_dir = Path(html_dir)
         self.force = force
+        refresh_links(project, out)  # a deck's back-links are among its inputs
         self.old = manifest.load(out)
         self.inputs = Inputs(project, options)
         self.decks = index_paths(project, targets)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from slidegen.bind.numbers import is_literal
+from slidegen.deck.glossary import is_glossary
 from slidegen.deck.nodes import Deck, DeckEntry, DeckIndex, SlideEntry, slide_refs
 from slidegen.errors import Diagnostic, SlidegenError, display_path
 from slidegen.paths import in_project
@@ -44,7 +45,8 @@ INDEX_PAGE = "index"
 
 def read_decks(paths: Sequence[Path]) -> Decks:
     """Parse each deck of ``paths`` once."""
-    from slidegen.read.parse import parse_deck  # the parser is heavy; import it when needed
+    from slidegen.read.glossary import read_glossary  # the parser is heavy; import it when needed
+    from slidegen.read.parse import parse_deck
 
     parsed: dict[Path, Deck] = {}
     failed: dict[Path, Diagnostic] = {}
@@ -59,7 +61,7 @@ def read_decks(paths: Sequence[Path]) -> Decks:
             )
             continue
         try:
-            parsed[path] = parse_deck(path)
+            parsed[path] = read_glossary(path) if is_glossary(path) else parse_deck(path)
         except SlidegenError as error:
             failed[path] = error.diagnostic
     return Decks(tuple(paths), parsed, failed)

@@ -179,6 +179,8 @@ class SlideView:
     """Inline CSS of the ``<section>``: the text colour a background needs."""
     zoom: float | None = None
     """``zoom:``, the scale of the slide's content."""
+    glossary: tuple[tuple[str, str], ...] = ()
+    """``(term, href)`` of each glossary entry the slide explains, linked from its footer."""
 
 
 def layout_classes(name: str, spec: Layout) -> str:
@@ -600,6 +602,7 @@ def _slide_view(deck: Deck, slide: Slide, media_urls: Mapping[str, str]) -> Slid
         frame_url=frame_url(slide.frontmatter.get("url")) if spec.frame else None,
         image_size=image_size,
         footnotes=render.footnotes(slide.footnotes) if slide.footnotes else None,
+        glossary=tuple((link.term, rewrite_url(link.url) or "") for link in slide.glossary),
         click_steps=html_clicks.markers(slide.clicks, click_notes, clicks.used(slide)),
         **_look(slide, spec, found, media_urls),
     )

@@ -58,7 +58,9 @@ def write_pptx(deck: Deck, context: WriteContext) -> tuple[list[Path], list[Diag
     from slidegen.write import pptx
 
     target = context.out / "pptx" / f"{deck.slug}.pptx"
-    warnings = pptx.write_deck(deck, target, context.media.pptx, cache_dir=context.math_cache, animate=context.animate)
+    warnings = pptx.write_deck(
+        deck, target, context.media.pptx, cache_dir=context.math_cache, animate=context.animate, index=context.index
+    )
     return [target], warnings
 
 

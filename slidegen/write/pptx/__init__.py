@@ -13,14 +13,19 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from slidegen.atomic import atomic_write
-from slidegen.deck.nodes import Deck
+from slidegen.deck.nodes import Deck, DeckIndex
 from slidegen.errors import Diagnostic
 
 __all__ = ["write_deck", "image_sizes"]
 
 
 def write_deck(
-    deck: Deck, path: Path, media: Mapping[str, Path], cache_dir: Path | None = None, animate: bool = True
+    deck: Deck,
+    path: Path,
+    media: Mapping[str, Path],
+    cache_dir: Path | None = None,
+    animate: bool = True,
+    index: DeckIndex | None = None,
 ) -> list[Diagnostic]:
     """Write ``deck`` to ``path`` atomically and return the warnings.
 
@@ -31,11 +36,13 @@ def write_deck(
     each display formula's OMML and fallback PNG across builds (``None``: kept in memory
     for this process only). Raises SlidegenError when display math cannot become an equation.
     ``animate``: each click becomes a native animation in click order (``False``: final-state slides).
+    ``index``: the build's decks, so a link to another deck's slide opens that slide (PowerPoint; others open
+    the file).
     """
     from slidegen.write.pptx import layout, render
     from slidegen.write.pptx.cache import MathCache
 
-    model, warnings = layout.build(deck, image_sizes(media), MathCache(cache_dir), animate=animate)
+    model, warnings = layout.build(deck, image_sizes(media), MathCache(cache_dir), animate=animate, index=index)
     atomic_write(path, render.save(render.render(model, media), theme_sans=model.sans))
     return warnings
 

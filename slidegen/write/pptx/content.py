@@ -78,6 +78,8 @@ class Context:
     """Clicks become animations (:mod:`slidegen.write.pptx.anim`); ``False``: every slide in its final state."""
     where: str | None = None
     """The file the slide is written in, as errors name it (an imported slide's own; ``None``: the deck's)."""
+    index: d.DeckIndex | None = None
+    """The build's decks: a link to another deck's slide by id opens at that slide's number."""
 
 
 @dataclass
@@ -267,7 +269,10 @@ def link_target(url: str, ctx: Context, line: int) -> dict[str, Any]:
         return {"slide": slide.index}
     if to.external:
         return {"url": url}
-    return {"url": to.with_suffix(".pptx") if to.other_deck else to.path}
+    if not to.other_deck:
+        return {"url": to.path}
+    number = ctx.index.slide_number(to.path, to.fragment) if ctx.index is not None and to.fragment else None
+    return {"url": to.with_suffix(".pptx"), **({"jump": number} if number is not None else {})}
 
 
 # --------------------------------------------------------------------------- blocks

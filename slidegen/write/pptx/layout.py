@@ -20,7 +20,7 @@ from typing import assert_never
 from pptx.util import Emu, Inches, Pt
 
 from slidegen import theme
-from slidegen.deck import figbox
+from slidegen.deck import figbox, links
 from slidegen.deck import nodes as d
 from slidegen.deck.layouts import LAYOUTS, Layout
 from slidegen.errors import Diagnostic, display_path
@@ -122,7 +122,11 @@ DEFAULT = KINDS["default"]
 
 
 def build(
-    deck: d.Deck, image_sizes: Mapping[str, tuple[int, int]], math: MathCache | None = None, animate: bool = False
+    deck: d.Deck,
+    image_sizes: Mapping[str, tuple[int, int]],
+    math: MathCache | None = None,
+    animate: bool = False,
+    index: d.DeckIndex | None = None,
 ) -> tuple[PresentationModel, list[Diagnostic]]:
     """Lay out every slide of ``deck``.
 
@@ -140,7 +144,7 @@ def build(
     faces = deck.settings
     for slide in deck.slides:
         model, slide_warnings = _slide(
-            deck, slide, image_sizes, display_path(deck.slide_path(slide)), math, width, animate
+            deck, slide, image_sizes, display_path(deck.slide_path(slide)), math, width, animate, index
         )
         slides.append(look.typefaces(faces, replace(model, notes_footer=notes_footer(slide))))
         warnings += slide_warnings
@@ -173,6 +177,7 @@ def _slide(
     math: MathCache,
     width: int = WIDTH,
     animate: bool = False,
+    index: d.DeckIndex | None = None,
 ) -> tuple[SlideModel, list[Diagnostic]]:
     kind = KINDS.get(slide.layout)
     fixed: list[Diagnostic] = []
@@ -213,6 +218,7 @@ def _slide(
                 pictures=frozenset(image_sizes),
                 animate=animate,
                 where=where,
+                index=index,
             )
             placed, fits = place(ctx)
             if fits:
@@ -243,6 +249,7 @@ def _slide(
             math=math,
             pictures=frozenset(image_sizes),
             where=where,
+            index=index,
         )
         placed = _place_title(slide, kind, Context(deck, Sizes.at(1.0), color=color), region)
         top: int = BODY_TOP if placed else Inches(0.5)
@@ -792,6 +799,19 @@ def _footer_band(kind: Kind, region: Box, width: int) -> Box:
     return Box(margin, 0, width - 2 * margin, HEIGHT)
 
 
+def _glossary_runs(slide: d.Slide, kind: Kind) -> tuple[Run, ...]:
+    """`` · Glossary: Term, Term``, each term linked to its slide of the glossary's file."""
+    if not slide.glossary:
+        return ()
+    color = theme.TEXT_ON_DARK if kind.layout.dark else theme.ACCENT
+    runs = [Run(" · Glossary: ")]
+    for number, link in enumerate(slide.glossary):
+        if number:
+            runs.append(Run(", "))
+        runs.append(Run(link.term, color=color, url=links.target(link.url).with_suffix(".pptx"), jump=link.number))
+    return tuple(runs)
+
+
 def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape]:
     """Deck title and chapter on the left, the slide number on the right, small and muted."""
     color = theme.TEXT_ON_DARK if kind.layout.dark else theme.MUTED
@@ -801,7 +821,7 @@ def _footer(deck: d.Deck, slide: d.Slide, kind: Kind, region: Box) -> list[Shape
         chapter = f"Chapter {chapter}"
     label = " · ".join(str(part) for part in (deck.title, chapter) if part not in (None, ""))
     number_w = Inches(1.0)
-    left = Para((Run(label),), size, color=color)
+    left = Para((Run(label), *_glossary_runs(slide, kind)), size, color=color)
     number = Para((Run(str(slide.index), field="slidenum"),), size, color=color, align="right")
     return [
         TextBox(

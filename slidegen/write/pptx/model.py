@@ -51,6 +51,8 @@ class Run:
     """Hyperlink address: a web URL or another deck's ``NN-slug.pptx``."""
     slide: int | None = None
     """1-based index of the slide of this deck the run jumps to."""
+    jump: int | None = None
+    """With ``url`` (another deck's file): the 1-based slide of that file the run opens at (PowerPoint)."""
     field: str | None = None
     """``"slidenum"``: the text is the current value of PowerPoint's slide-number field."""
     baseline: int = 0

@@ -190,7 +190,10 @@ class ShapeWriter:
             run.font or para.font,
             run.baseline,
         )
-        if run.url:
+        if run.url and run.jump is not None:  # PowerPoint's own link to a slide of another presentation
+            action = f"ppaction://hlinkpres?slideindex={run.jump}&amp;slidetitle="
+            props += f'<a:hlinkClick r:id="{self.links.url(run.url)}" action="{action}"/>'
+        elif run.url:
             props += f'<a:hlinkClick r:id="{self.links.url(run.url)}"/>'
         elif run.slide is not None:
             r_id = self.links.slide(run.slide)
