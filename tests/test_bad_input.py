@@ -163,6 +163,14 @@ def test_a_broken_deck_does_not_stop_the_others_or_the_index(at: Path, capsys: p
     assert "decks/02-bad.md:3:" in capsys.readouterr().err
 
 
+def test_a_failing_deck_into_a_new_output_folder_is_a_located_error(
+    at: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert build(at, {"01-bad.md": "# Bad\n\n{{ nope.key }}\n"}, "--to", "md", "-o", "fresh/out") == 1
+    err = capsys.readouterr().err
+    assert "decks/01-bad.md:3:" in err and "internal error" not in err
+
+
 def test_a_deck_whose_pptx_fails_keeps_no_fresh_html(at: Path) -> None:
     deck = "# T\n\n$$\n" + "\\sqrt{" * 250 + "x" + "}" * 250 + "\n$$\n"
     assert build(at, {"01-a.md": GOOD, "02-bad.md": deck}) == 1

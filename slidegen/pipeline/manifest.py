@@ -153,6 +153,7 @@ def save(out: Path, manifest: Manifest) -> None:
     # whole or not at all, but not synced to disk: a manifest older than the outputs (lost in a crash)
     # only rebuilds them, and the outputs themselves are synced before it is written
     path = manifest_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)  # a build whose every deck failed wrote nothing there yet
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temp.write_text(text, encoding="utf-8")
     os.replace(temp, path)
