@@ -6,8 +6,10 @@ import re
 import zipfile
 from pathlib import Path
 
+import needs
 import pytest
 
+from slidegen.pipeline.bound import bind_project
 from slidegen.pipeline.build import BuildOptions, build
 from slidegen.project import Project
 from slidegen.record.results import Results
@@ -87,3 +89,12 @@ def test_editing_the_glossary_rebuilds_it_and_the_decks_whose_back_links_change(
     assert written(project) == {"html/glossary.html", "pptx/glossary.pptx", "html/01-loop.html", "pptx/01-loop.pptx"}
     assert "slide 2: A training step" in (project.build_dir / "html" / "glossary.html").read_text(encoding="utf-8")
     assert written(project) == set()
+
+
+def test_the_scrolling_glossary_is_pictured_slide_by_slide(project: Project) -> None:
+    needs.chromium()
+    report = build(project, [project.root / "decks" / "glossary.md"], BuildOptions(formats=("png",), jobs=1))
+    assert not report.failed, [str(d) for d in report.diagnostics]
+    pictures = sorted(p.name for p in (project.build_dir / "png" / "glossary").iterdir())
+    slides = len(bind_project(project).deck(project.root / "decks" / "glossary.md").slides)
+    assert pictures == [f"{n:02d}.png" for n in range(1, slides + 1)]

@@ -96,7 +96,7 @@ def snapshot_deck(
     try:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
-        page.goto(Path(html).resolve().as_uri(), wait_until="load")
+        page.goto(Path(html).resolve().as_uri() + "?paged", wait_until="load")  # a scrolling page too
         page.wait_for_function(_READY)
         page.evaluate(_STILL)
         count = int(page.evaluate("Reveal.getTotalSlides()"))
