@@ -110,8 +110,8 @@ def round_to(x: np.ndarray | float, fmt: Format) -> np.ndarray:
     rounds past ``fmt.max`` becomes inf (IEEE-like) or saturates at ±max (E4M3, which has no inf);
     inf stays inf (E4M3: ±max); NaN stays NaN.
     """
-    a = np.abs(np.asarray(x, dtype=np.float64))
-    sign = np.sign(np.asarray(x, dtype=np.float64))
+    x = np.asarray(x, dtype=np.float64)
+    a = np.abs(x)
     finite = np.isfinite(a) & (a > 0)
     safe = np.where(finite, a, 1.0)
     _, e = np.frexp(safe)  # safe = f * 2^e, f in [0.5, 1): the leading bit's exponent is e - 1
@@ -121,7 +121,7 @@ def round_to(x: np.ndarray | float, fmt: Format) -> np.ndarray:
     out = np.where(finite, r, a)  # 0, inf and NaN pass through
     if not fmt.ieee:
         out = np.where(np.isinf(out), fmt.max, out)
-    return sign * out if np.ndim(out) else np.float64(sign * out)
+    return np.copysign(out, x)  # the sign survives, -0 included
 
 
 def cast(x: np.ndarray | float, fmt: Format) -> np.ndarray:
