@@ -126,7 +126,7 @@ def test_the_table_shows_overflow_saturation_and_flush(page):
 @pytest.mark.browser
 def test_print_state_sets_the_picture(page):
     page.evaluate(
-        "() => { document.body.innerHTML = '<rounding-calculator value=\"0.1\" print-state=\"value=70000\">"
+        '() => { document.body.innerHTML = \'<rounding-calculator value="0.1" print-state="value=70000">'
         "</rounding-calculator>'; }"
     )
     assert page.get_attribute("rounding-calculator", "data-value") == "70000"
