@@ -390,6 +390,13 @@ def fp8_measures(res: list[TrainResult], corpus, cfg: Range) -> tuple[dict[str, 
                 np.array(o["loss"]) - base, "nats", f"{k} scaling minus FP32 validation loss, paired", 2
             ),
         }
+    loss = {k: np.array(out[k]["loss"]) for k in SCALINGS}
+    m["ch08.fp8.tile_minus_tensor"] = measured(
+        loss["tile"] - loss["tensor"], "nats", "per-tile minus per-tensor validation loss, paired by seed", 2
+    )
+    m["ch08.fp8.tensor_minus_none"] = measured(
+        loss["tensor"] - loss["none"], "nats", "per-tensor minus unscaled validation loss, paired by seed", 2
+    )
     series = {f"fp8_{k}_{q}": v for k in SCALINGS for q, v in out[k].items()}  # per seed
     return m, series | {"fp8_fp32_loss": fp32_loss}
 
