@@ -211,7 +211,8 @@
         row.parts[2].textContent = bits(c.mantissa, f.m);
         row.value.textContent = show(c.value);
         const finite = Number.isFinite(c.value) && Number.isFinite(x) && x !== 0;
-        row.error.textContent = finite ? `${(Math.abs(c.value - x) / Math.abs(x) * 100).toPrecision(2)}%` : "–";
+        const err = Math.abs(c.value - x) / Math.abs(x) * 100;
+        row.error.textContent = !finite ? "–" : err === 0 ? "0" : `${err.toPrecision(2)}%`;
         row.status.textContent = c.status;
         row.status.dataset.kind = c.status.split(/[ :]/)[0];
         row.value.dataset.value = String(c.value);

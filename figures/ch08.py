@@ -41,7 +41,7 @@ def range_(runs):
     ax.set_xlim(lo, hi + 4)
     ax.set_xlabel("log2 |value| (bins at the ends hold everything beyond)")
     ax.set_ylabel("% of nonzero entries")
-    ax.legend(loc="upper left", fontsize=18)
+    ax.legend(loc="center left", fontsize=18)
     return fig
 
 
