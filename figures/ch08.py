@@ -87,19 +87,23 @@ def fp8(runs):
 
 @figure("ch08.recipes", runs=("ch08.recipes",))
 def recipes(runs):
-    """Validation loss over the run for FP32, BF16 autocast and FP16 autocast, each at its own best rate,
-    mean of three seeds with their range."""
+    """Final validation loss against the peak rate for FP32, BF16 autocast and FP16 autocast: each seed and
+    the mean, the best rate of each recipe ringed."""
     run = runs["ch08.recipes"]
-    step = np.asarray(run["step"], dtype=float)
     fig, ax = new_figure()
     arms = (("fp32", "FP32", "-", "o"), ("bf16", "BF16 autocast", "--", "s"), ("fp16", "FP16 autocast", ":", "^"))
-    for (arm, label, style, marker), colour in zip(arms, theme.PALETTE, strict=False):
-        v = np.asarray(run[f"{arm}_curve"], dtype=float)
-        rate = np.asarray(run[f"{arm}_rates"], dtype=float)[int(run[f"{arm}_best"])]
-        ax.plot(step, v.mean(axis=0), linestyle=style, marker=marker, color=colour, label=f"{label}, rate {rate:g}")
-        ax.fill_between(step, v.min(axis=0), v.max(axis=0), color=colour, alpha=0.2, linewidth=0)
-    ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats)")
-    ax.set_ylim(None, float(np.asarray(run["fp32_curve"], dtype=float)[:, 1].mean()) + 0.2)
-    ax.legend(loc="upper right")
+    for k, ((arm, label, style, marker), colour) in enumerate(zip(arms, theme.PALETTE, strict=False)):
+        rates = np.asarray(run[f"{arm}_rates"], dtype=float)
+        final = np.asarray(run[f"{arm}_final"], dtype=float)  # (rates, seeds)
+        shift = rates * (1 + 0.06 * (k - 1))  # side by side, so the seeds do not hide each other
+        ax.plot(shift, final.mean(axis=1), linestyle=style, marker=marker, color=colour, label=label, markersize=10)
+        for j in range(final.shape[1]):
+            ax.plot(shift, final[:, j], linestyle="none", marker=".", color=colour, markersize=6)
+        b = int(run[f"{arm}_best"])
+        ax.plot([shift[b]], [final[b].mean()], marker="o", markersize=22, fillstyle="none", color=colour,
+                markeredgewidth=2, linestyle="none")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("peak learning rate")
+    ax.set_ylabel("final validation loss (nats)")
+    ax.legend(loc="upper left")
     return fig
