@@ -75,7 +75,7 @@ def fp8(runs):
     fig, axes = new_figure(ncols=2)
     for ax, (q, label) in zip(axes, (("err", "matmul relative error (%)"), ("flushed", "inputs flushed to 0 (%)")),
                               strict=True):  # fmt: skip
-        for i, (k, name, hatch) in enumerate(names):
+        for i, (k, _name, hatch) in enumerate(names):
             v = np.asarray(run[f"fp8_{k}_{q}"], dtype=float)
             ax.bar(i, v.mean(), color=theme.PALETTE[i], hatch=hatch, edgecolor="white", width=0.7)
             ax.plot([i] * len(v), v, linestyle="none", marker="o", color=theme.TEXT, markersize=6)
