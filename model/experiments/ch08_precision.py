@@ -139,14 +139,20 @@ def range_(ctx: RunContext) -> Outcome:
     xs = xv[: cfg.windows]
     S = len(ctx.seeds)
     kinds = ("grad", "weight", "update", "act")
-    hist = {k: [] for k in kinds}  # per record: (bins,) pooled over seeds
-    fp16 = {"none": [], "static": [], "dynamic": []}  # per step: (S,) flushed share
+    hist: dict[str, list[torch.Tensor]] = {k: [] for k in kinds}  # per record: (bins,) pooled over seeds
+    fp16: dict[str, list[list[float]]] = {"none": [], "static": [], "dynamic": []}  # per step: (S,) flushed share
     sub16 = []  # per step: (S,) share below FP16's smallest normal, unscaled
-    other = {"bf16": [], "e5m2": [], "e4m3": []}  # per step: (S,) flushed share, unscaled
+    other: dict[str, list[list[float]]] = {"bf16": [], "e5m2": [], "e4m3": []}  # per step: (S,) flushed share, unscaled
     lost = []  # per step: (S,) share of updates lost if weights were stored in BF16
-    qerr = {(b, sr): [] for b in cfg.bits for sr in (False, True)}  # per record: (S,) relative error
-    qzero = {b: [] for b in cfg.bits}  # per record: (S,) share of nonzero entries rounded to 0
-    qbias = {(b, sr): [] for b in cfg.bits for sr in (False, True)}  # per record: (S,) |mean error| / mean |g|
+    qerr: dict[tuple[int, bool], list[list[float]]] = {
+        (b, sr): [] for b in cfg.bits for sr in (False, True)
+    }  # per record: (S,) relative error
+    qzero: dict[int, list[list[float]]] = {
+        b: [] for b in cfg.bits
+    }  # per record: (S,) share of nonzero entries rounded to 0
+    qbias: dict[tuple[int, bool], list[list[float]]] = {
+        (b, sr): [] for b in cfg.bits for sr in (False, True)
+    }  # per record: (S,) |mean error| / mean |g|
     scalers = [DynamicScaler(interval=cfg.scaler_interval) for _ in ctx.seeds]
     scales = []
     prev: list[torch.Tensor] = []
@@ -221,9 +227,9 @@ def range_(ctx: RunContext) -> Outcome:
         m[f"ch08.range.fp16_flush.{k}.last"] = _m(
             100 * v[-cfg.every :].mean(axis=0), "%", f"the same ({k} scale) over the last interval"
         )
-    for k, v in other.items():
+    for k, o in other.items():
         m[f"ch08.range.flush.{k}"] = _m(
-            100 * np.mean(v, axis=0), "%", f"gradient entries flushed to 0 in {k}, no scale"
+            100 * np.mean(o, axis=0), "%", f"gradient entries flushed to 0 in {k}, no scale"
         )
     for b in cfg.bits:
         m[f"ch08.quant.b{b}.zero"] = _m(100 * np.mean(qzero[b], axis=0), "%", f"{b}-bit nearest: nonzero entries to 0")
@@ -350,9 +356,12 @@ def fp8_measures(res: list[TrainResult], corpus, cfg: Range) -> tuple[dict[str, 
     128x128): shares flushed and clipped, matmul relative error, and the validation loss with the casts."""
     mcfg = ModelConfig()
     xv, yv = val_windows(corpus.val, mcfg.context)
-    out = {k: {"flushed": [], "clipped": [], "err": [], "loss": []} for k in SCALINGS}
+    out: dict[str, dict[str, list[float]]] = {
+        k: {"flushed": [], "clipped": [], "err": [], "loss": []} for k in SCALINGS
+    }
     fp32_loss = []
     for r in res:
+        assert r.state_dict is not None
         model = Decoder(mcfg)
         model.load_state_dict(r.state_dict)
         fp32_loss.append(fp8_loss(model, xv, yv, None, cfg))
@@ -419,13 +428,15 @@ def autocast_applies(name: str) -> tuple[str, float]:
     """Inside ``recipe(name)`` on this thread: the logits' dtype, and how far a cast weight moves
     after its FP32 weight changes (0 would mean a stale cached copy)."""
     model = Decoder(ModelConfig())
+    w_in = model.get_submodule("blocks.0.mlp.w_in")
+    assert isinstance(w_in, torch.nn.Linear)
     x = torch.zeros(1, 4, dtype=torch.long)
     with recipe(name):
-        before = model.blocks[0].mlp.w_in(torch.ones(1, ModelConfig().d_model)).detach().float()
+        before = w_in(torch.ones(1, ModelConfig().d_model)).detach().float()
         logits = model(x)
         with torch.no_grad():
-            model.blocks[0].mlp.w_in.weight.add_(0.5)
-        after = model.blocks[0].mlp.w_in(torch.ones(1, ModelConfig().d_model)).detach().float()
+            w_in.weight.add_(0.5)
+        after = w_in(torch.ones(1, ModelConfig().d_model)).detach().float()
     return str(logits.dtype).replace("torch.", ""), float((after - before).abs().max())
 
 
@@ -440,6 +451,7 @@ class Recipes:
 
 
 def _fp32_val(r: TrainResult, x: torch.Tensor, y: torch.Tensor) -> float:
+    assert r.state_dict is not None
     model = Decoder(ModelConfig())
     model.load_state_dict(r.state_dict)
     with torch.no_grad():
