@@ -103,6 +103,9 @@ def recipes(runs):
         ax.plot([shift[b]], [final[b].mean()], marker="o", markersize=22, fillstyle="none", color=colour,
                 markeredgewidth=2, linestyle="none")  # fmt: skip
     ax.set_xscale("log")
+    ticks = sorted({float(r) for arm, *_ in arms for r in run[f"{arm}_rates"]})
+    ax.set_xticks(ticks, [f"{r:g}" for r in ticks])
+    ax.minorticks_off()
     ax.set_xlabel("peak learning rate")
     ax.set_ylabel("final validation loss (nats)")
     ax.legend(loc="upper left")
