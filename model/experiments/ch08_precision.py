@@ -541,8 +541,18 @@ def recipes(ctx: RunContext) -> Outcome:
 @dataclass(frozen=True)
 class Timing:
     steps: int = 25  # steps per timed call (after one untimed step)
-    rounds: int = 6  # calls per recipe, the recipes interleaved
+    rounds: int = 10  # calls per recipe, the recipes interleaved
+    resamples: int = 2000  # bootstrap resamples of the ratio of medians
     arms: tuple[str, ...] = ("fp32", "bf16", "fp16")
+
+
+def ratio_interval(a: np.ndarray, b: np.ndarray, resamples: int, seed: int = 8) -> tuple[float, float]:
+    """95% bootstrap interval of median(a) / median(b), each resampled with replacement."""
+    rng = np.random.default_rng(seed)
+    ra = np.median(rng.choice(a, (resamples, len(a))), axis=1)
+    rb = np.median(rng.choice(b, (resamples, len(b))), axis=1)
+    lo, hi = np.percentile(ra / rb, [2.5, 97.5])
+    return float(lo), float(hi)
 
 
 @experiment("ch08.timing", config=Timing(), seeds=(0,), quick={"steps": 4, "rounds": 2})
@@ -578,4 +588,7 @@ def timing(ctx: RunContext) -> Outcome:
         m[f"ch08.timing.{a}.iqr"] = exact(q3 - q1, "ms", f"{a}: interquartile range of the step times", 2)
         if a != "fp32":
             m[f"ch08.timing.{a}.over_fp32"] = exact(med[a] / med["fp32"], "", f"{a} over FP32 median step time", 2)
+            lo, hi = ratio_interval(np.array(v), np.array(times["fp32"]), cfg.resamples)
+            m[f"ch08.timing.{a}.over_fp32_lo"] = exact(lo, "", f"{a} over FP32: bootstrap 2.5th percentile", 2)
+            m[f"ch08.timing.{a}.over_fp32_hi"] = exact(hi, "", f"{a} over FP32: bootstrap 97.5th percentile", 2)
     return Outcome(measurements=m, series={f"ms_{a}": (np.array(v) * 1e3).tolist() for a, v in times.items()})
