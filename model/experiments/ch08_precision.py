@@ -445,8 +445,8 @@ LADDER = (2e-3, 6e-3, 2e-2, 6e-2, 2e-1, 6e-1)  # ch05's rungs, about 3x apart: w
 
 @dataclass(frozen=True)
 class Recipes:
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=300, warmup=15, eval_every=100))
-    rates: tuple[float, ...] = (2e-2, 6e-2, 2e-1)
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run's 2,000 steps
+    rates: tuple[float, ...] = (6e-3, 2e-2, 6e-2)
     arms: tuple[str, ...] = ("fp32", "bf16", "fp16")
 
 
