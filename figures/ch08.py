@@ -108,5 +108,5 @@ def recipes(runs):
     ax.minorticks_off()
     ax.set_xlabel("peak learning rate")
     ax.set_ylabel("final validation loss (nats)")
-    ax.legend(loc="upper left")
+    ax.legend(loc="upper center")
     return fig
