@@ -49,9 +49,7 @@ def attention_logits(model: Decoder, idx: torch.Tensor) -> list[torch.Tensor]:
     The input of each attention layer is captured by a forward pre-hook while the model runs,
     and the scores are recomputed from that layer's own w_q, w_k, QK-norm and scale."""
     inputs: list[torch.Tensor] = []
-    handles = [
-        block.attn.register_forward_pre_hook(lambda mod, args: inputs.append(args[0])) for block in model.blocks
-    ]
+    handles = [block.attn.register_forward_pre_hook(lambda mod, args: inputs.append(args[0])) for block in model.blocks]
     try:
         with torch.no_grad():
             model(idx)

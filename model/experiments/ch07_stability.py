@@ -230,7 +230,9 @@ def _arm_measures(arm, cfg: Sweep, final, blow, ml, ent, lz, eps_share) -> dict[
         f"ch07.{arm}.band.low": exact(low, "", f"{name}: lowest rate in its good band", 1),
         f"ch07.{arm}.band.high": exact(high, "", f"{name}: highest rate in its good band", 1),
         f"ch07.{arm}.band.count": exact(count, "rates", f"{name}: rates in its good band"),
-        f"ch07.{arm}.blowups": exact(int(np.isfinite(blow).sum()), "runs", f"{name}: runs whose loss exceeds its start"),
+        f"ch07.{arm}.blowups": exact(
+            int(np.isfinite(blow).sum()), "runs", f"{name}: runs whose loss exceeds its start"
+        ),
         f"ch07.{arm}.nonfinite": exact(
             int((~np.isfinite(final)).sum()), "runs", f"{name}: runs whose loss or gradient became non-finite"
         ),
@@ -249,7 +251,10 @@ def _arm_measures(arm, cfg: Sweep, final, blow, ml, ent, lz, eps_share) -> dict[
         m[f"{r}.log_z"] = measured(lz[i, :, -1], "nats", f"{name}: final mean log Z, rate {rate:g}", 2)
         m[f"{r}.log_z_peak"] = measured(lz[i].max(axis=-1), "nats", f"{name}: largest mean log Z, rate {rate:g}", 2)
         m[f"{r}.eps_share"] = measured(
-            eps_share[i], "", f"{name}: share of v entries with sqrt(v_hat) < {cfg.near_eps:g} eps at the end, {rate:g}", 2
+            eps_share[i],
+            "",
+            f"{name}: share of v entries with sqrt(v_hat) < {cfg.near_eps:g} eps at the end, {rate:g}",
+            2,
         )
     collapsed = (fin_ent < cfg.collapse).all(axis=1)
     if collapsed.any():
@@ -406,7 +411,10 @@ def bad_batch(ctx: RunContext) -> Outcome:
     assert all(r is not None for r in bad)
     bad_res = [r for r in bad if r is not None]
     clean_sizes = np.array(
-        [[float(clean_sk.sizes[st][i]) if st in clean_sk.sizes else math.nan for st in range(lo, hi + 1)] for i in range(len(clean_runs))]
+        [
+            [float(clean_sk.sizes[st][i]) if st in clean_sk.sizes else math.nan for st in range(lo, hi + 1)]
+            for i in range(len(clean_runs))
+        ]
     )
     shape = (R, A, S)
     loss_bad = np.array([r.step_losses for r in bad_res]).reshape(*shape, -1)
@@ -437,11 +445,16 @@ def bad_batch(ctx: RunContext) -> Outcome:
             other_windows / S, "windows", "other steps' windows that overlap a bad window, per seed (mean)", 3
         ),
         "ch07.bad.other_share": exact(
-            other_windows / S / (B * (cfg.train.steps - 1)), "", "share of the other steps' windows touching bad text", 2
+            other_windows / S / (B * (cfg.train.steps - 1)),
+            "",
+            "share of the other steps' windows touching bad text",
+            2,
         ),
         "ch07.bad.other_worst": exact(worst, "windows", "most windows of one other step touching bad text"),
         "ch07.bad.skipped_other": exact(
-            sum(1 for st, _ in bad_skipped if st != cfg.at), "batches", "batches the skip rule drops besides the bad one"
+            sum(1 for st, _ in bad_skipped if st != cfg.at),
+            "batches",
+            "batches the skip rule drops besides the bad one",
         ),
         "ch07.bad.skipped_clean": exact(len(clean_sk.skipped), "batches", "batches the skip rule drops on clean data"),
     }
@@ -459,7 +472,9 @@ def bad_batch(ctx: RunContext) -> Outcome:
                 diff[i, a, :, cfg.at + 1], "nats", f"next step's loss minus the clean run's, {arm}, {rate:g}", 2
             )
             after = smooth[i, a, :, cfg.at + 1 :]
-            m[f"{p}.peak"] = measured(after.max(axis=-1), "nats", f"largest smoothed paired rise after, {arm}, {rate:g}", 2)
+            m[f"{p}.peak"] = measured(
+                after.max(axis=-1), "nats", f"largest smoothed paired rise after, {arm}, {rate:g}", 2
+            )
             rec = [_recovery(row, cfg.recover) for row in after]
             if all(math.isfinite(x) for x in rec):
                 m[f"{p}.recover_steps"] = measured(rec, "steps", f"steps to recover, {arm}, {rate:g}", 2)
@@ -471,9 +486,13 @@ def bad_batch(ctx: RunContext) -> Outcome:
             m[f"{p}.before_diff"] = _paired(
                 val_bad[i, a, :, before], val_clean[i, a, :, before], f"val loss before it, bad minus clean, {arm}"
             )
-            m[f"{p}.clean_final"] = measured(val_clean[i, a, :, -1], "nats", f"clean final val loss, {arm}, {rate:g}", 3)
+            m[f"{p}.clean_final"] = measured(
+                val_clean[i, a, :, -1], "nats", f"clean final val loss, {arm}, {rate:g}", 3
+            )
             m[f"{p}.nonfinite"] = exact(
-                sum(r.diverged_at is not None for r in bad_res[(i * A + a) * S : (i * A + a + 1) * S]), "runs", "non-finite"
+                sum(r.diverged_at is not None for r in bad_res[(i * A + a) * S : (i * A + a + 1) * S]),
+                "runs",
+                "non-finite",
             )
         m[f"ch07.bad.r{i}.typical_norm"] = measured(
             typical[0], "", f"median clean gradient norm over the {cfg.skip_window} steps before, {rate:g}", 2
