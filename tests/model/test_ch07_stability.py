@@ -38,7 +38,7 @@ def test_the_probes_logits_give_the_decoders_own_attention_output():
         model = _model(cfg, scale=30.0)
         idx = torch.randint(0, cfg.vocab, (4, cfg.context), generator=torch.Generator().manual_seed(1))
         inputs = []
-        hooks = [b.attn.register_forward_pre_hook(lambda m, a: inputs.append(a[0])) for b in model.blocks]
+        hooks = [b.attn.register_forward_pre_hook(lambda m, a, seen=inputs: seen.append(a[0])) for b in model.blocks]
         with torch.no_grad():
             model(idx)
         for h in hooks:
