@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from model.data import Batches, Corpus
-from model.decoder import Decoder, ModelConfig
+from model.decoder import Block, Decoder, ModelConfig
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,9 @@ def attention_logits(model: Decoder, idx: torch.Tensor) -> list[torch.Tensor]:
 
     The input of each attention layer is captured by a forward pre-hook while the model runs,
     and the scores are recomputed from that layer's own w_q, w_k, QK-norm and scale."""
+    layers = [block.attn for block in model.blocks if isinstance(block, Block)]
     inputs: list[torch.Tensor] = []
-    handles = [block.attn.register_forward_pre_hook(lambda mod, args: inputs.append(args[0])) for block in model.blocks]
+    handles = [attn.register_forward_pre_hook(lambda mod, args: inputs.append(args[0])) for attn in layers]
     try:
         with torch.no_grad():
             model(idx)
@@ -57,8 +58,7 @@ def attention_logits(model: Decoder, idx: torch.Tensor) -> list[torch.Tensor]:
         for h in handles:
             h.remove()
     out = []
-    for block, x in zip(model.blocks, inputs, strict=True):
-        attn = block.attn
+    for attn, x in zip(layers, inputs, strict=True):
         B, T, D = x.shape
         H = attn.n_heads
         q = attn.w_q(x).view(B, T, H, D // H).transpose(1, 2)  # (B, H, T, Dh)
