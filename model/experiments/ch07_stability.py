@@ -105,7 +105,6 @@ def _train_probed(
     """train_many with the probe every `every` steps and Adam's near-epsilon share at the end."""
     out = Probes()
     last = max(r.steps for r in runs)
-    r0 = runs[0]
 
     def look(step: Step) -> None:
         if step.step % every == 0 or step.step == last:
@@ -124,7 +123,6 @@ def _train_probed(
         return None
 
     results = train_many(cfg, runs, corpus, workers=1, on_step=look, on_eval=report)
-    del r0
     return results, out
 
 
@@ -482,7 +480,7 @@ def bad_batch(ctx: RunContext) -> Outcome:
             m[f"{p}.final_diff"] = _paired(
                 val_bad[i, a, :, -1], val_clean[i, a, :, -1], f"final val loss, bad minus clean, {arm}, {rate:g}"
             )
-            before = int(np.searchsorted(steps, cfg.at)) - 1  # the last evaluation before the bad step
+            before = int(np.searchsorted(steps, cfg.at, side="right")) - 1  # the last evaluation before the bad update
             m[f"{p}.before_diff"] = _paired(
                 val_bad[i, a, :, before], val_clean[i, a, :, before], f"val loss before it, bad minus clean, {arm}"
             )
