@@ -509,7 +509,7 @@ def bad_batch(ctx: RunContext) -> Outcome:
         "step": steps,
         "val_bad": val_bad,
         "val_clean": val_clean,
-        "all_norms": norm_clean[:, 0],  # (R, S, steps): the unprotected clean runs' norms, for the slider
+        "all_norms": norm_bad[:, 0],  # (R, S, steps): the unprotected runs' norms, bad batch included (the slider)
         "clips": list(cfg.clips),
     }
     return Outcome(measurements=m, series=series)
