@@ -148,7 +148,7 @@
       const mid = (TOP + H - BOTTOM) / 2;
       text(18, mid, "grad norm", "middle", { transform: `rotate(-90 18 ${mid})` });
 
-      this._readout.textContent = `${fmt(t)}: clips ${s.clipped} of ${norms.length} steps (${(100 * s.share).toFixed(1)}%)`;
+      this._readout.textContent = `threshold ${fmt(t)} clips ${s.clipped} of ${norms.length} steps (${(100 * s.share).toFixed(1)}%)`;
       this.dataset.threshold = String(t);
       this.dataset.clipped = String(s.clipped);
       this.dataset.share = String(s.share);

@@ -85,21 +85,12 @@ def sensitivity(runs):
         ax.plot(rates, mean, color=theme.PALETTE[k], linestyle=STYLES[k], marker=MARKERS[k], label=ARM_LABELS[arm])
         bad = np.isfinite(blow).any(axis=1)
         ax.scatter(rates[bad], mean[bad], s=260, facecolor="none", edgecolor=theme.PALETTE[k], linewidth=2, zorder=4)
-    ax.axhline(float(run["init"]), color=theme.MUTED, linestyle=":", linewidth=1.5)
-    ax.annotate(
-        "loss at the start",
-        (rates[0], float(run["init"])),
-        xytext=(4, -4),
-        textcoords="offset points",
-        va="top",
-        color=theme.MUTED,
-    )
     ax.set_xscale("log")
     ax.set_xlabel("peak learning rate (AdamW, warmup + cosine)")
     ax.set_ylabel("final validation loss (nats/char)")
-    lo = min(float(np.nanmin(np.nanmean(run[f"{a}.final"], axis=1))) for a in arms)
-    ax.set_ylim(lo - 0.05, float(run["init"]) + 0.3)
-    ax.legend(loc="upper left", title="circled: a seed blew up", title_fontsize=18)
+    means = [np.nanmean(run[f"{a}.final"], axis=1) for a in arms]
+    ax.set_ylim(float(np.nanmin(means)) - 0.05, float(np.nanmax(means)) + 0.1)
+    ax.legend(loc="upper left", title="circled: a seed's loss rose above its start", title_fontsize=18)
     return fig
 
 
@@ -118,11 +109,10 @@ def beta2(runs):
         ax.plot(rates, mean, color=theme.PALETTE[k], linestyle=STYLES[k], marker=MARKERS[k], label=label)
         bad = np.isfinite(blow).any(axis=1)
         ax.scatter(rates[bad], mean[bad], s=260, facecolor="none", edgecolor=theme.PALETTE[k], linewidth=2, zorder=4)
-    ax.axhline(float(run["init"]), color=theme.MUTED, linestyle=":", linewidth=1.5)
     ax.set_xscale("log")
-    ax.set_xlabel("peak learning rate")
+    ax.set_xlabel("peak learning rate (AdamW, warmup + cosine)")
     ax.set_ylabel("final validation loss (nats/char)")
-    ax.legend(loc="upper left", title="circled: a seed blew up; x: each seed", title_fontsize=18)
+    ax.legend(loc="upper left", title="x: each seed; circled: a seed's loss rose above its start", title_fontsize=18)
     return fig
 
 
@@ -147,7 +137,7 @@ def cures(runs):
     b.axhline(0.0, color=theme.MUTED, linestyle=":", linewidth=1.5)
     b.set_xlabel("step")
     b.set_ylabel("mean log Z of the output")
-    b.legend(loc="center right")
+    b.legend(loc="lower right")
     return fig
 
 
@@ -198,9 +188,17 @@ def norms(runs):
             alpha=0.7,
             label=f"clean, rate {_lr(rate)}",
         )
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
     for c in run["clips"]:
         ax.axhline(float(c), color=theme.MUTED, linestyle="--", linewidth=1.2)
+        ax.annotate(
+            f"clip at {float(c):g}", (steps[0], float(c)), xytext=(4, 4), textcoords="offset points", color=theme.MUTED
+        )
     ax.set_yscale("log")
+    ax.set_yticks([0.25, 0.5, 1.0, 2.0, 4.0])
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(f"step (bad batch at {at})")
     ax.set_ylabel("gradient norm (before clipping)")
     ax.legend(loc="upper right")
