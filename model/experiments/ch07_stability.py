@@ -454,6 +454,9 @@ def bad_batch(ctx: RunContext) -> Outcome:
             "batches",
             "batches the skip rule drops besides the bad one",
         ),
+        "ch07.bad.skipped_bad": exact(
+            sum(1 for st, _ in bad_skipped if st == cfg.at), "runs", "skip-arm runs whose bad batch the rule dropped"
+        ),
         "ch07.bad.skipped_clean": exact(len(clean_sk.skipped), "batches", "batches the skip rule drops on clean data"),
     }
     for i, rate in enumerate(cfg.rates):
@@ -496,6 +499,19 @@ def bad_batch(ctx: RunContext) -> Outcome:
                 "runs",
                 "non-finite",
             )
+        unprotected = norm_bad[i, 0]  # (S, steps): the unprotected runs' norms, bad batch included
+        m[f"ch07.bad.r{i}.over_clip1"] = measured(
+            (unprotected > cfg.clips[0]).sum(axis=-1),
+            "steps",
+            f"unprotected steps above clip {cfg.clips[0]:g}, {rate:g}",
+            2,
+        )
+        m[f"ch07.bad.r{i}.over_clip2"] = measured(
+            (unprotected > cfg.clips[1]).mean(axis=-1),
+            "",
+            f"share of unprotected steps above {cfg.clips[1]:g}, {rate:g}",
+            2,
+        )
         m[f"ch07.bad.r{i}.typical_norm"] = measured(
             typical[0], "", f"median clean gradient norm over the {cfg.skip_window} steps before, {rate:g}", 2
         )
