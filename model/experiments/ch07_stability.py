@@ -454,6 +454,7 @@ def bad_batch(ctx: RunContext) -> Outcome:
             "batches",
             "batches the skip rule drops besides the bad one",
         ),
+        "ch07.bad.skip_runs": exact(R * S, "runs", "skip-arm runs that meet the bad batch"),
         "ch07.bad.skipped_bad": exact(
             sum(1 for st, _ in bad_skipped if st == cfg.at), "runs", "skip-arm runs whose bad batch the rule dropped"
         ),
