@@ -15,7 +15,6 @@ from tests.component_page import component_page
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "results" / "runs" / "ch07.bad_batch.json"
-RUN = RUN if RUN.exists() else ROOT / "build" / "quick" / "runs" / "ch07.bad_batch.json"  # TEMP
 THRESHOLDS = (0.01, 0.1, 0.25, 0.5, 0.999999, 1.0, 2.0, 10.0)
 
 
