@@ -537,7 +537,10 @@ def bad_batch(ctx: RunContext) -> Outcome:
 
 
 def _recovery(after: np.ndarray, level: float) -> float:
-    """Steps after the bad one until the smoothed paired difference is first back at or below `level`
-    (1: the first step after it already is; NaN: never)."""
-    back = np.flatnonzero(after <= level)
-    return float(back[0] + 1) if len(back) else math.nan
+    """Steps from the bad one until the smoothed paired difference, past its peak, is first back at or
+    below `level` (0: it never rose above the level; NaN: it never came back)."""
+    peak = int(np.argmax(after))
+    if after[peak] <= level:
+        return 0.0
+    back = np.flatnonzero(after[peak:] <= level)
+    return float(peak + back[0] + 1) if len(back) else math.nan

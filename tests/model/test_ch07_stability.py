@@ -131,9 +131,9 @@ def test_the_skip_rule_drops_a_norm_above_k_times_the_running_median():
     assert sk.skipped == [(5, 0)]
 
 
-def test_recovery_counts_steps_until_the_difference_is_back_at_the_level():
-    assert _recovery(np.array([0.005, 0.0, 0.001]), 0.01) == 1.0
-    assert _recovery(np.array([0.5, 0.2, 0.02, 0.005, 0.0]), 0.01) == 4.0
+def test_recovery_counts_steps_until_the_difference_is_back_past_its_peak():
+    assert _recovery(np.array([0.005, 0.0, 0.001]), 0.01) == 0.0  # never rose above the level
+    assert _recovery(np.array([0.005, 0.5, 0.2, 0.02, 0.005, 0.0]), 0.01) == 5.0  # not the dip before the peak
     assert _recovery(np.array([0.5, 0.2, 0.02, 0.005, 0.0]), 0.05) == 3.0
     assert math.isnan(_recovery(np.array([0.5, 0.2, 0.05]), 0.01))
 
