@@ -107,8 +107,9 @@
                                    class: "ct-slider", "aria-label": "clipping threshold" }, label);
       this._readout = el("output", { class: "ct-readout", "aria-live": "polite" }, row);
       this._slider.addEventListener("input", () => {
+        const t = fmt(Math.pow(10, Number(this._slider.value)));  // read first: a render resets the slider
         this.removeAttribute("print-state");
-        this.setAttribute("threshold", fmt(Math.pow(10, Number(this._slider.value))));
+        this.setAttribute("threshold", t);
       });
       this.addEventListener("keydown", (event) => event.stopPropagation());
     }

@@ -84,7 +84,7 @@ def test_the_element_reads_the_run_and_honours_print_state(page):
 
 @pytest.mark.browser
 def test_the_slider_moves_the_threshold_and_keeps_its_keys(page):
-    _mount(page, 'threshold="1"')
+    _mount(page, 'threshold="1" print-state="threshold=1"')  # as a deck writes it: the slider overrides print-state
     seen = page.evaluate(
         """() => {
         const el = document.querySelector('clip-threshold'), slider = el.querySelector('.ct-slider');
