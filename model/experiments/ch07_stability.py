@@ -544,3 +544,55 @@ def _recovery(after: np.ndarray, level: float) -> float:
         return 0.0
     back = np.flatnonzero(after[peak:] <= level)
     return float(peak + back[0] + 1) if len(back) else math.nan
+
+
+# --------------------------------------------------------------------------- z-loss's coefficient
+
+
+@dataclass(frozen=True)
+class ZLoss:
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=STEPS, eval_every=100))
+    coeffs: tuple[float, ...] = (0.0, 1e-4, 1e-3, 1e-2)  # 0: the default; 1e-4: PaLM's
+    rates: tuple[float, ...] = (2e-2, 2e-1, 6e-1)  # the default's best rate and two above it
+    probe_windows: int = 128
+
+
+@experiment(
+    "ch07.zloss",
+    config=ZLoss(),
+    seeds=SEEDS,
+    quick={"train.steps": 20, "train.eval_every": 10, "probe_windows": 8},
+)
+def zloss(ctx: RunContext) -> Outcome:
+    """z-loss at four coefficients and three rates: the final log Z and loss, paired against no z-loss."""
+    cfg: ZLoss = ctx.config
+    corpus = load_corpus()
+    xv, _ = val_windows(corpus.val, ModelConfig().context)
+    xv = xv[: cfg.probe_windows]
+    R, S, C = len(cfg.rates), len(ctx.seeds), len(cfg.coeffs)
+    log_z = np.zeros((C, R, S))
+    final = np.zeros((C, R, S))
+    for c, coeff in enumerate(cfg.coeffs):
+        mcfg = ModelConfig(z_loss=coeff)
+        runs = [replace(cfg.train, lr=r, seed=s) for r in cfg.rates for s in ctx.seeds]
+        results = train_many(mcfg, runs, corpus, on_eval=progress(ctx, cfg.train, c / C, 1 / C))
+        for k, res in enumerate(results):
+            assert res.state_dict is not None
+            log_z[c].flat[k] = probe(decoder_from(res.state_dict, mcfg), xv).log_z_mean
+            final[c].flat[k] = res.val_loss_final
+    m: dict[str, Measurement] = {}
+    for c, coeff in enumerate(cfg.coeffs):
+        m[f"ch07.zloss.c{c}"] = exact(coeff, "", f"z-loss coefficient {c + 1}", 1)
+        for i, rate in enumerate(cfg.rates):
+            p = f"ch07.zloss.c{c}.r{i}"
+            m[f"{p}.log_z"] = measured(log_z[c, i], "nats", f"final mean log Z, z-loss {coeff:g}, rate {rate:g}", 2)
+            if np.isfinite(final[c, i]).all():
+                m[f"{p}.final"] = measured(final[c, i], "nats", f"final loss, z-loss {coeff:g}, rate {rate:g}", 3)
+            if c and np.isfinite(final[c, i]).all() and np.isfinite(final[0, i]).all():
+                m[f"{p}.minus_none"] = _paired(final[c, i], final[0, i], f"z-loss {coeff:g} minus none, {rate:g}")
+    for i, rate in enumerate(cfg.rates):
+        m[f"ch07.zloss.lr.r{i}"] = exact(rate, "", f"z-loss sweep rate {i + 1}", 1)
+    return Outcome(
+        measurements=m,
+        series={"coeffs": list(cfg.coeffs), "rates": list(cfg.rates), "log_z": log_z, "final": final},
+    )
