@@ -56,6 +56,7 @@ from model.data import Batches, Corpus, DocBatches, load_corpus, val_windows, wi
 from model.decoder import ModelConfig
 from model.decoders import Decoders
 from model.optim import OPTIMIZERS, Optimizer, clip_
+from model.precision import quantise
 from model.stacked import Layout, StackedDecoder, init_stack, supports
 
 SCHEDULES = ("constant", "cosine", "wsd")
@@ -83,6 +84,9 @@ class TrainConfig:
     data_seed: int | None = None  # the batches' own generator; None: seed + DATA_SEED_OFFSET
     threads: int | None = None  # torch threads while training; None: torch's setting (all cores,
     #                              or 1 in slidegen's worker processes); the numbers do not depend on it
+    weight_dtype: str = "float32"  # "bfloat16": the weights are stored in BF16 after every update (no FP32 master)
+    grad_bits: int | None = None  # quantise the gradient to this many bits before the update (full scale: its max)
+    grad_rounding: str = "nearest"  # grad_bits' rounding: "nearest" or "stochastic" (unbiased)
 
     def __post_init__(self) -> None:
         self.betas = (float(self.betas[0]), float(self.betas[1]))
@@ -96,6 +100,12 @@ class TrainConfig:
             raise ValueError(f"decay_frac must be in [0, 1], got {self.decay_frac}")
         if self.clip is not None and not self.clip > 0:
             raise ValueError(f"clip must be positive or None, got {self.clip}")
+        if self.weight_dtype not in WEIGHT_DTYPES:
+            raise ValueError(f"weight_dtype must be one of {WEIGHT_DTYPES}, got {self.weight_dtype!r}")
+        if self.grad_bits is not None and not 2 <= self.grad_bits <= 16:
+            raise ValueError(f"grad_bits must be None or 2 to 16, got {self.grad_bits}")
+        if self.grad_rounding not in GRAD_ROUNDINGS:
+            raise ValueError(f"grad_rounding must be one of {GRAD_ROUNDINGS}, got {self.grad_rounding!r}")
 
     @property
     def data_seed_value(self) -> int:
@@ -373,6 +383,8 @@ def train_many(
 
 
 NETS = ("auto", "stacked", "autograd")
+WEIGHT_DTYPES = ("float32", "bfloat16", "float16")
+GRAD_ROUNDINGS = ("nearest", "stochastic")
 
 
 @dataclass(frozen=True)
@@ -443,6 +455,7 @@ def _train_stack(
         [r.bias_correction for r in runs],
     )
     clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])  # (M,); inf: never clips
+    rounding = torch.Generator().manual_seed(runs[0].data_seed_value + 1)  # stochastic rounding's draws
     batches = job.batches(runs)
     xv, yv = val_windows(job.corpus.val, T)
     dv = None if job.docs is None or job.val_docs is None else window_docs(job.val_docs, T)
@@ -527,12 +540,18 @@ def _train_stack(
                 stop(m, step)
             grad[~active] = 0.0  # (a stopped run's weights are kept in p.final; its updates do not matter)
         clip_(grad, p.norm, clip)
+        for m, r in enumerate(runs):  # low-precision gradients: what the update sees
+            if r.grad_bits is not None:
+                grad[m] = quantise(grad[m], r.grad_bits, r.grad_rounding == "stochastic", rounding)
         p.losses[step] = loss
         p.grad_norms[step] = p.norm
         p.interval.add_(torch.where(active, loss, 0.0))
         skipped = None if hooks.skip is None else hooks.skip(seen(step))
         kept = None if skipped is None else (theta[skipped].clone(), opt.rows(skipped))
         opt.step(theta, grad)
+        for m, r in enumerate(runs):  # weights kept in a narrow format: an update below half its spacing is lost
+            if r.weight_dtype != "float32":
+                theta[m] = theta[m].to(getattr(torch, r.weight_dtype)).float()
         if kept is not None and skipped is not None:
             theta[skipped] = kept[0]
             opt.restore_rows(skipped, kept[1])
