@@ -58,3 +58,23 @@ def test_quantised_gradients_train_and_differ(corpus):
 def test_bad_settings_are_refused(bad):
     with pytest.raises(ValueError):
         replace(BASE, **bad)
+
+
+def test_a_power_of_two_loss_scale_is_exact_in_fp32(corpus):
+    a, b = train_many(ModelConfig(), [BASE, replace(BASE, loss_scale=2.0**10)], corpus, workers=1, net="autograd")
+    assert a.step_losses == b.step_losses
+
+
+def test_dynamic_scale_backs_off_from_overflow_under_fp16(corpus):
+    """Under FP16 autocast a scale of 2^40 overflows; the dynamic rule skips those steps and halves the
+    scale until it fits, and the run trains; a static 2^40 would leave the run's gradients non-finite."""
+    runs = [replace(BASE, loss_scale=2.0**40, dynamic_scale=True), replace(BASE, loss_scale=2.0**40)]
+    with torch.autocast("cpu", dtype=torch.float16, cache_enabled=False):
+        dyn, static = train_many(ModelConfig(), runs, corpus, workers=1, net="autograd")
+    assert dyn.diverged_at is None and dyn.val_loss_final < dyn.val_loss_init
+    assert static.diverged_at == 0
+
+
+def test_loss_scale_needs_the_autograd_path(corpus):
+    with pytest.raises(ValueError, match="autograd"):
+        train_many(ModelConfig(), [replace(BASE, loss_scale=8.0)], corpus, workers=1, net="stacked")
