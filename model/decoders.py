@@ -28,6 +28,7 @@ class Decoders:
     def __init__(self, cfg: ModelConfig, layout: Layout, theta: torch.Tensor, grad: torch.Tensor):
         self.cfg, self.layout, self.theta, self.grad = cfg, layout, theta, grad
         self.M = theta.shape[0]
+        self.loss_scale = torch.ones(self.M)  # (M,) the backward pass runs on loss * loss_scale (FP16 loss scaling)
         self.models = []
         for m in range(self.M):
             model = Decoder(cfg, generator=torch.Generator())  # its own draws are replaced by theta's row
@@ -42,14 +43,14 @@ class Decoders:
         for m, model in enumerate(self.models):
             model.zero_grad(set_to_none=True)
             loss = model.loss(idx[m], targets[m], None if doc is None else doc[m])
-            loss.backward()
+            (loss * self.loss_scale[m]).backward()
             for name, p in model.named_parameters():
                 o = self.layout.offsets[name]
                 row = self.grad[m, o : o + p.numel()]
                 if p.grad is None:
                     row.zero_()
                 else:
-                    row.copy_(p.grad.reshape(-1))
+                    row.copy_(p.grad.reshape(-1) / self.loss_scale[m])
             losses.append(loss.detach())
         return torch.stack(losses)
 

@@ -56,6 +56,7 @@ from model.data import Batches, Corpus, DocBatches, load_corpus, val_windows, wi
 from model.decoder import ModelConfig
 from model.decoders import Decoders
 from model.optim import OPTIMIZERS, Optimizer, clip_
+from model.precision import quantise
 from model.stacked import Layout, StackedDecoder, init_stack, supports
 
 SCHEDULES = ("constant", "cosine", "wsd")
@@ -83,6 +84,13 @@ class TrainConfig:
     data_seed: int | None = None  # the batches' own generator; None: seed + DATA_SEED_OFFSET
     threads: int | None = None  # torch threads while training; None: torch's setting (all cores,
     #                              or 1 in slidegen's worker processes); the numbers do not depend on it
+    weight_dtype: str = "float32"  # "bfloat16": the weights are stored in BF16 after every update (no FP32 master)
+    grad_bits: int | None = None  # quantise the gradient to this many bits before the update (full scale: its max)
+    grad_rounding: str = "nearest"  # grad_bits' rounding: "nearest" or "stochastic" (unbiased)
+    loss_scale: float | None = None  # multiply the loss by this before the backward pass, divide the gradient
+    #                                  after (net="autograd", under FP16 autocast); None: no scaling
+    dynamic_scale: bool = False  # with loss_scale: an overflow skips the step and halves the scale; 2000 clean
+    #                              steps double it (torch.amp.GradScaler's rule)
 
     def __post_init__(self) -> None:
         self.betas = (float(self.betas[0]), float(self.betas[1]))
@@ -96,6 +104,14 @@ class TrainConfig:
             raise ValueError(f"decay_frac must be in [0, 1], got {self.decay_frac}")
         if self.clip is not None and not self.clip > 0:
             raise ValueError(f"clip must be positive or None, got {self.clip}")
+        if self.weight_dtype not in WEIGHT_DTYPES:
+            raise ValueError(f"weight_dtype must be one of {WEIGHT_DTYPES}, got {self.weight_dtype!r}")
+        if self.grad_bits is not None and not 2 <= self.grad_bits <= 16:
+            raise ValueError(f"grad_bits must be None or 2 to 16, got {self.grad_bits}")
+        if self.loss_scale is not None and not self.loss_scale > 0:
+            raise ValueError(f"loss_scale must be positive or None, got {self.loss_scale}")
+        if self.grad_rounding not in GRAD_ROUNDINGS:
+            raise ValueError(f"grad_rounding must be one of {GRAD_ROUNDINGS}, got {self.grad_rounding!r}")
 
     @property
     def data_seed_value(self) -> int:
@@ -343,7 +359,10 @@ def train_many(
         raise ValueError(f"{len(docs)} document ids for {len(corpus.train)} training tokens")
     if val_docs is not None and len(val_docs) != len(corpus.val):
         raise ValueError(f"{len(val_docs)} document ids for {len(corpus.val)} validation tokens")
-    job = Job(cfg, corpus, docs, val_docs, "stacked" if net == "auto" and supports(cfg) else net)
+    scaled = any(r.loss_scale is not None for r in runs)
+    job = Job(cfg, corpus, docs, val_docs, "stacked" if net == "auto" and supports(cfg) and not scaled else net)
+    if scaled and job.net != "autograd":
+        raise ValueError("loss_scale needs net='autograd' (the stacked path writes its own backward pass)")
     hooks = Hooks(on_eval, on_step, skip)
     threads = threads or torch.get_num_threads()
     one = checkpoint is not None or on_step is not None or skip is not None
@@ -373,6 +392,8 @@ def train_many(
 
 
 NETS = ("auto", "stacked", "autograd")
+WEIGHT_DTYPES = ("float32", "bfloat16", "float16")
+GRAD_ROUNDINGS = ("nearest", "stochastic")
 
 
 @dataclass(frozen=True)
@@ -443,6 +464,10 @@ def _train_stack(
         [r.bias_correction for r in runs],
     )
     clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])  # (M,); inf: never clips
+    rounding = torch.Generator().manual_seed(runs[0].data_seed_value + 1)  # stochastic rounding's draws
+    scale = torch.tensor([r.loss_scale or 1.0 for r in runs])  # (M,) each run's loss scale now
+    clean = torch.zeros(len(runs), dtype=torch.long)  # steps since each run's last overflow
+    dynamic = torch.tensor([r.loss_scale is not None and r.dynamic_scale for r in runs])
     batches = job.batches(runs)
     xv, yv = val_windows(job.corpus.val, T)
     dv = None if job.docs is None or job.val_docs is None else window_docs(job.val_docs, T)
@@ -519,7 +544,14 @@ def _train_stack(
     while p.step < end and p.running and not halted:
         step = p.step
         x, y, doc = batches.draw()  # (M, B, T) each; doc None without document ids
-        loss = net.loss_and_grad(x, y, doc)  # (M,), gradients in grad (M, P)
+        if job.net == "autograd":
+            net.loss_scale = scale  # type: ignore[union-attr]
+        loss = net.loss_and_grad(x, y, doc)  # (M,), gradients in grad (M, P), unscaled
+        overflow = dynamic & ~torch.isfinite(grad).all(dim=1)  # a scaled gradient overflowed: skip, halve
+        grad[overflow] = 0.0
+        clean = torch.where(overflow, 0, clean + 1)
+        scale = torch.where(overflow, scale / 2, torch.where(dynamic & (clean == 2000), scale * 2, scale))
+        clean = torch.where(clean == 2000, 0, clean)
         p.norm = torch.linalg.vector_norm(grad, dim=1)  # (M,)
         if not torch.isfinite(torch.where(active, loss + p.norm, 0.0).sum()).item():
             for m in (active & ~torch.isfinite(loss + p.norm)).nonzero().flatten().tolist():
@@ -527,12 +559,20 @@ def _train_stack(
                 stop(m, step)
             grad[~active] = 0.0  # (a stopped run's weights are kept in p.final; its updates do not matter)
         clip_(grad, p.norm, clip)
+        for m, r in enumerate(runs):  # low-precision gradients: what the update sees
+            if r.grad_bits is not None:
+                grad[m] = quantise(grad[m], r.grad_bits, r.grad_rounding == "stochastic", rounding)
         p.losses[step] = loss
         p.grad_norms[step] = p.norm
         p.interval.add_(torch.where(active, loss, 0.0))
         skipped = None if hooks.skip is None else hooks.skip(seen(step))
+        if overflow.any():
+            skipped = overflow if skipped is None else skipped | overflow
         kept = None if skipped is None else (theta[skipped].clone(), opt.rows(skipped))
         opt.step(theta, grad)
+        for m, r in enumerate(runs):  # weights kept in a narrow format: an update below half its spacing is lost
+            if r.weight_dtype != "float32":
+                theta[m] = theta[m].to(getattr(torch, r.weight_dtype)).float()
         if kept is not None and skipped is not None:
             theta[skipped] = kept[0]
             opt.restore_rows(skipped, kept[1])
