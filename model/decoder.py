@@ -52,6 +52,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from model.precision import ACT_TILE, FP8_SCALINGS, WEIGHT_TILE, e4m3
+
 NORMS = ("pre", "post", "none")
 ATTENTIONS = ("causal", "self")
 NORM_KINDS = ("layer", "rms")
@@ -80,6 +82,9 @@ class ModelConfig:
     tie_embeddings: bool = False  # lm_head.weight is wte.weight
     residual: bool = True  # False: each sublayer's output replaces the stream instead of adding to it
     #                        (x = f(norm(x)) under pre-LN), the residual-highway ablation
+    fp8: str | None = None  # simulated FP8 forward: every block matmul's input and weight cast to E4M3
+    #                         and back, the product in FP32 ("none": unscaled, "tensor": one scale each,
+    #                         "tile": DeepSeek-V3's 1x128 / 128x128 tiles); None: FP32. Head stays FP32.
 
     def __post_init__(self) -> None:
         if self.norm not in NORMS:
@@ -90,6 +95,8 @@ class ModelConfig:
             raise ValueError(f"attention must be one of {ATTENTIONS}, got {self.attention!r}")
         if self.param not in PARAMS:
             raise ValueError(f"param must be one of {PARAMS}, got {self.param!r}")
+        if self.fp8 is not None and self.fp8 not in FP8_SCALINGS:
+            raise ValueError(f"fp8 must be None or one of {FP8_SCALINGS}, got {self.fp8!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         if self.param == "mup" and self.base_d_model % self.n_heads:
@@ -115,6 +122,23 @@ class ModelConfig:
     def logit_mult(self) -> float:
         """What the head's output is multiplied by: 1, or 1/m under µP."""
         return 1.0 / self.width_mult
+
+
+class Linear(nn.Linear):
+    """A bias-free nn.Linear; with ``fp8`` set, a simulated FP8 matmul: the input and the weight are
+    cast to E4M3 and back (see model/precision.py), the product runs in FP32, and the backward pass
+    treats the casts as the identity (gradients in FP32, as the straight-through estimator)."""
+
+    def __init__(self, d_in: int, d_out: int, fp8: str | None = None):
+        super().__init__(d_in, d_out, bias=False)
+        self.fp8 = fp8
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fp8 is None:
+            return super().forward(x)
+        x8 = e4m3(x.reshape(-1, x.shape[-1]), self.fp8, ACT_TILE).reshape(x.shape)
+        w8 = e4m3(self.weight, self.fp8, WEIGHT_TILE)
+        return F.linear(x + (x8 - x).detach(), self.weight + (w8 - self.weight).detach())
 
 
 HIDDEN = ("attn.w_q", "attn.w_k", "attn.w_v", "attn.w_o", "mlp.w_in", "mlp.w_out")
@@ -186,10 +210,10 @@ class CausalSelfAttention(nn.Module):
         D = cfg.d_model
         self.n_heads = cfg.n_heads
         self.scale = cfg.attn_scale
-        self.w_q = nn.Linear(D, D, bias=False)
-        self.w_k = nn.Linear(D, D, bias=False)
-        self.w_v = nn.Linear(D, D, bias=False)
-        self.w_o = nn.Linear(D, D, bias=False)
+        self.w_q = Linear(D, D, cfg.fp8)
+        self.w_k = Linear(D, D, cfg.fp8)
+        self.w_v = Linear(D, D, cfg.fp8)
+        self.w_o = Linear(D, D, cfg.fp8)
         self.qk_norm = Norm(cfg.norm_kind, cfg.norm_eps) if cfg.qk_norm else None
         mask = attention_mask(cfg)
         self.register_buffer("mask", mask, persistent=False)  # not in state_dict
@@ -218,8 +242,8 @@ class MLP(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         D = cfg.d_model
-        self.w_in = nn.Linear(D, cfg.mlp_ratio * D, bias=False)
-        self.w_out = nn.Linear(cfg.mlp_ratio * D, D, bias=False)
+        self.w_in = Linear(D, cfg.mlp_ratio * D, cfg.fp8)
+        self.w_out = Linear(cfg.mlp_ratio * D, D, cfg.fp8)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = F.gelu(self.w_in(x))  # (B, T, 4D), exact (erf) GELU

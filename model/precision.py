@@ -1,4 +1,4 @@
-"""Low-precision arithmetic on recorded tensors: what deck 08 measures without changing the trainer.
+"""Low-precision arithmetic: the casts deck 08 measures, on recorded tensors and (E4M3) inside the Decoder.
 
 Everything here reads tensors and returns new ones (or numbers); nothing writes to its inputs.
 
@@ -20,6 +20,9 @@ import torch
 
 E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max  # 448
 E4M3_SATURATES = E4M3_MAX + 16  # beyond 448 + half the top spacing (32) the cast saturates instead of rounding
+FP8_SCALINGS = ("none", "tensor", "tile")
+ACT_TILE = (1, 128)  # DeepSeek-V3's activation tiles: one scale per 128 values of a row
+WEIGHT_TILE = (128, 128)  # and its weight blocks
 
 
 def exponent_histogram(x: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
@@ -105,24 +108,34 @@ class Fp8Cast:
     nonzero: int
 
 
-def fp8_cast(x: torch.Tensor, scaling: str, tile: tuple[int, int] = (1, 128)) -> Fp8Cast:
-    """Cast a 2-D ``x`` to E4M3 and back, with scaling ``"none"``, ``"tensor"`` (one scale, the
-    tensor's max-abs mapped to 448) or ``"tile"`` (one such scale per ``tile``)."""
-    x = x.float()
+def _fp8_scale(x: torch.Tensor, scaling: str, tile: tuple[int, int]) -> torch.Tensor:
+    """What each entry of a 2-D ``x`` is multiplied by before the E4M3 cast (its tile's max-abs -> 448)."""
     if scaling == "none":
-        scale = torch.ones_like(x)
-    elif scaling == "tensor":
+        return torch.ones_like(x)
+    if scaling == "tensor":
         amax = x.abs().max()
-        scale = torch.full_like(x, E4M3_MAX / float(amax) if amax > 0 else 1.0)
-    elif scaling == "tile":
-        t, (tr, tc) = _tiles(x, tile)
+        return torch.full_like(x, E4M3_MAX / float(amax) if amax > 0 else 1.0)
+    if scaling == "tile":
+        t, _ = _tiles(x, tile)
         amax = t.abs().amax(dim=(1, 3), keepdim=True)
         s = torch.where(amax > 0, E4M3_MAX / amax, torch.ones_like(amax))
-        scale = s.expand_as(t).reshape(x.shape)
-    else:
-        raise ValueError(f"scaling must be 'none', 'tensor' or 'tile', got {scaling!r}")
-    scaled = x * scale
-    q = scaled.to(torch.float8_e4m3fn).float() / scale
+        return s.expand_as(t).reshape(x.shape)
+    raise ValueError(f"scaling must be one of {FP8_SCALINGS}, got {scaling!r}")
+
+
+def e4m3(x: torch.Tensor, scaling: str, tile: tuple[int, int] = ACT_TILE) -> torch.Tensor:
+    """A 2-D ``x`` cast to E4M3 and back to FP32 under ``scaling`` (a new tensor, outside autograd)."""
+    x = x.detach().float()
+    scale = _fp8_scale(x, scaling, tile)
+    return (x * scale).to(torch.float8_e4m3fn).float() / scale
+
+
+def fp8_cast(x: torch.Tensor, scaling: str, tile: tuple[int, int] = ACT_TILE) -> Fp8Cast:
+    """Cast a 2-D ``x`` to E4M3 and back, with scaling ``"none"``, ``"tensor"`` (one scale, the
+    tensor's max-abs mapped to 448) or ``"tile"`` (one such scale per ``tile``), and count the losses."""
+    x = x.detach().float()
+    scaled = x * _fp8_scale(x, scaling, tile)
+    q = e4m3(x, scaling, tile)
     nz = x != 0
     return Fp8Cast(
         value=q,

@@ -78,6 +78,10 @@ class Layout:
                 if not self.offsets[k] == self.offsets[n] + D * D == self.offsets[v] - D * D:
                     raise RuntimeError("w_q, w_k, w_v are not adjacent in named_parameters()")
 
+    def spans(self) -> list[tuple[int, int]]:
+        """(offset, size) of each weight tensor in the flat buffer, in named_parameters() order."""
+        return [(self.offsets[n], math.prod(self.shapes[n])) for n in self.names]
+
     def flatten(self, model: Decoder) -> torch.Tensor:
         """The model's weights as one flat (P,) float32 buffer."""
         return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).float()

@@ -464,7 +464,7 @@ def _train_stack(
         [r.bias_correction for r in runs],
     )
     clip = torch.tensor([math.inf if r.clip is None else r.clip for r in runs])  # (M,); inf: never clips
-    rounding = torch.Generator().manual_seed(runs[0].data_seed_value + 1)  # stochastic rounding's draws
+    rounding = [torch.Generator().manual_seed(r.data_seed_value + 1) for r in runs]  # stochastic rounding, per run
     scale = torch.tensor([r.loss_scale or 1.0 for r in runs])  # (M,) each run's loss scale now
     clean = torch.zeros(len(runs), dtype=torch.long)  # steps since each run's last overflow
     dynamic = torch.tensor([r.loss_scale is not None and r.dynamic_scale for r in runs])
@@ -496,6 +496,7 @@ def _train_stack(
                 "optimizer": opt.state_dict(),
                 "batches": batches.state(),
                 "progress": progress,
+                "precision": {"scale": scale, "clean": clean, "rounding": [g.get_state() for g in rounding]},
             }
             save_checkpoint(checkpoint, state)
 
@@ -506,6 +507,10 @@ def _train_stack(
         opt.load_state_dict(ck["optimizer"])
         batches.load_state(ck["batches"])
         p = Progress(**ck["progress"])
+        if "precision" in ck:  # the loss scales and stochastic rounding's draws go on where they were
+            scale, clean = ck["precision"]["scale"], ck["precision"]["clean"]
+            for g, st in zip(rounding, ck["precision"]["rounding"], strict=True):
+                g.set_state(st)
     active = torch.zeros(M, dtype=torch.bool)
     active[p.running] = True
     loss = torch.full((M,), math.nan)
@@ -559,9 +564,11 @@ def _train_stack(
                 stop(m, step)
             grad[~active] = 0.0  # (a stopped run's weights are kept in p.final; its updates do not matter)
         clip_(grad, p.norm, clip)
-        for m, r in enumerate(runs):  # low-precision gradients: what the update sees
+        for m, r in enumerate(runs):  # low-precision gradients, one full scale per weight tensor
             if r.grad_bits is not None:
-                grad[m] = quantise(grad[m], r.grad_bits, r.grad_rounding == "stochastic", rounding)
+                for o, n in layout.spans():
+                    g = grad[m, o : o + n]
+                    g.copy_(quantise(g, r.grad_bits, r.grad_rounding == "stochastic", rounding[m]))
         p.losses[step] = loss
         p.grad_norms[step] = p.norm
         p.interval.add_(torch.where(active, loss, 0.0))

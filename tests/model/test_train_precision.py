@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from model.data import load_corpus
-from model.decoder import ModelConfig
+from model.decoder import Linear, ModelConfig
+from model.precision import e4m3
 from model.train import TrainConfig, train_many
 
 
@@ -78,3 +79,63 @@ def test_dynamic_scale_backs_off_from_overflow_under_fp16(corpus):
 def test_loss_scale_needs_the_autograd_path(corpus):
     with pytest.raises(ValueError, match="autograd"):
         train_many(ModelConfig(), [replace(BASE, loss_scale=8.0)], corpus, workers=1, net="stacked")
+
+
+def test_a_run_quantised_stochastically_does_not_depend_on_its_stack_mates(corpus):
+    run = replace(BASE, grad_bits=4, grad_rounding="stochastic")
+    alone = train_many(ModelConfig(), [run], corpus, workers=1)[0]
+    stacked = train_many(ModelConfig(), [replace(run, seed=5), run], corpus, workers=1)[1]
+    assert alone.step_losses == stacked.step_losses
+
+
+def test_fp8_linear_casts_input_and_weight_and_passes_gradients_straight_through():
+    torch.manual_seed(0)
+    lin = Linear(16, 64, fp8="tensor")
+    x = torch.randn(3, 5, 16, requires_grad=True)
+    y = lin(x)
+    x8 = e4m3(x.detach().reshape(-1, 16), "tensor").reshape(3, 5, 16)
+    w8 = e4m3(lin.weight.detach(), "tensor")
+    assert torch.equal(y.detach(), x8 @ w8.T)
+    assert not torch.equal(y.detach(), x.detach() @ lin.weight.detach().T)
+    y.sum().backward()
+    # straight through: the gradients are the FP32 product's rules applied to the cast operands
+    assert torch.allclose(x.grad, torch.ones(3, 5, 64) @ w8)
+    assert torch.allclose(lin.weight.grad, torch.ones(15, 64).T @ x8.reshape(15, 16))
+    plain = Linear(16, 64)
+    assert torch.equal(plain(x.detach()), x.detach() @ plain.weight.detach().T)
+
+
+def test_fp8_models_train_on_the_autograd_path_and_the_scalings_differ(corpus):
+    runs = [BASE]
+    res = {k: train_many(ModelConfig(fp8=k), runs, corpus, workers=1)[0] for k in (None, "none", "tensor", "tile")}
+    losses = {k: r.step_losses for k, r in res.items()}
+    assert losses[None] != losses["none"] != losses["tensor"] != losses["tile"]
+    assert all(r.val_loss_final < r.val_loss_init for r in res.values())
+    with pytest.raises(ValueError, match="fp8"):
+        ModelConfig(fp8="block")
+
+
+def test_gradients_are_quantised_per_weight_tensor():
+    """A tensor of tiny gradients keeps its own full scale: quantised with the whole gradient's, it would
+    round to zero at 4 bits."""
+    from model.decoder import Decoder
+    from model.precision import quantise
+    from model.stacked import Layout
+
+    layout = Layout(Decoder(ModelConfig()))
+    spans = layout.spans()
+    assert sum(n for _, n in spans) == 5376 and spans[0] == (0, 64 * 16)
+    g = torch.ones(5376)
+    o, n = spans[1]
+    g[o : o + n] = 1e-3
+    assert torch.all(quantise(g, 4, False)[o : o + n] == 0)  # one scale for everything flushes it
+    assert torch.allclose(quantise(g[o : o + n], 4, False), g[o : o + n])  # its own scale keeps it
+
+
+def test_a_stochastically_quantised_run_resumes_bit_for_bit(corpus, tmp_path):
+    run = replace(BASE, grad_bits=4, grad_rounding="stochastic")
+    whole = train_many(ModelConfig(), [run], corpus, workers=1)[0]
+    path = tmp_path / "ck.pt"
+    train_many(ModelConfig(), [run], corpus, workers=1, checkpoint=path, stop_at=13)
+    resumed = train_many(ModelConfig(), [run], corpus, workers=1, checkpoint=path)[0]
+    assert resumed.step_losses == whole.step_losses
