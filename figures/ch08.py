@@ -85,17 +85,14 @@ def fp8(runs):
     return fig
 
 
-@figure("ch08.recipes", runs=("ch08.recipes",))
-def recipes(runs):
-    """Final validation loss against the peak rate for FP32, BF16 autocast and FP16 autocast: each seed and
-    the mean, the best rate of each recipe ringed."""
-    run = runs["ch08.recipes"]
-    fig, ax = new_figure()
-    arms = (("fp32", "FP32", "-", "o"), ("bf16", "BF16 autocast", "--", "s"), ("fp16", "FP16 autocast", ":", "^"))
+def _against_rate(fig, ax, run: dict, arms) -> object:
+    """Final validation loss against the peak rate per arm: each seed and the mean, the arm's best rate
+    ringed, arms shifted side by side so the seeds do not hide each other."""
+    mid = (len(arms) - 1) / 2
     for k, ((arm, label, style, marker), colour) in enumerate(zip(arms, theme.PALETTE, strict=False)):
         rates = np.asarray(run[f"{arm}_rates"], dtype=float)
         final = np.asarray(run[f"{arm}_final"], dtype=float)  # (rates, seeds)
-        shift = rates * (1 + 0.06 * (k - 1))  # side by side, so the seeds do not hide each other
+        shift = rates * (1 + 0.05 * (k - mid))
         ax.plot(shift, final.mean(axis=1), linestyle=style, marker=marker, color=colour, label=label, markersize=10)
         for j in range(final.shape[1]):
             ax.plot(shift, final[:, j], linestyle="none", marker=".", color=colour, markersize=6)
@@ -110,3 +107,63 @@ def recipes(runs):
     ax.set_ylabel("final validation loss (nats)")
     ax.legend(loc="upper center")
     return fig
+
+
+@figure("ch08.recipes", runs=("ch08.recipes",))
+def recipes(runs):
+    """Final validation loss against the peak rate for each recipe: each seed and the mean, the best rate
+    of each recipe ringed."""
+    run = runs["ch08.recipes"]
+    fig, ax = new_figure()
+    arms = (
+        ("fp32", "FP32", "-", "o"),
+        ("bf16", "BF16 autocast", "--", "s"),
+        ("bf16_pure", "BF16, BF16 weights", "--", "D"),
+        ("fp16", "FP16 autocast", ":", "^"),
+        ("fp16_scaled", "FP16, loss scale", ":", "v"),
+    )
+    return _against_rate(fig, ax, run, arms)
+
+
+LOWBITS = (
+    ("fp32", "FP32", "-", "o"),
+    ("bf16w", "BF16 weights", "--", "s"),
+    ("q8", "8-bit grads", "-.", "^"),
+    ("q8sr", "8-bit, stochastic", ":", "v"),
+    ("q4", "4-bit grads", "-.", "D"),
+    ("q4sr", "4-bit, stochastic", ":", "P"),
+)
+
+
+@figure("ch08.lowbits", runs=("ch08.lowbits",))
+def lowbits(runs):
+    """Left: the share of weights an update left unchanged, per 100 steps, with BF16-stored weights (FP32:
+    none). Right: validation loss over training at each arm's best rate, mean of three seeds."""
+    run = runs["ch08.lowbits"]
+    fig, (left, right) = new_figure(ncols=2)
+    share = np.asarray(run["bf16w_unchanged"], dtype=float)
+    step = 100 * (np.arange(len(share)) + 1)
+    left.plot(step, share, marker="s", color=theme.PALETTE[1], label="BF16 weights")
+    left.plot(step, np.asarray(run["fp32_unchanged"], dtype=float), marker="o", color=theme.PALETTE[0], label="FP32")
+    left.set_xlabel("step")
+    left.set_ylabel("weights left unchanged (%)")
+    left.legend(loc="upper left", fontsize=18)
+    steps = np.asarray(run["step"], dtype=float)
+    for (arm, label, style, marker), colour in zip(LOWBITS, theme.PALETTE, strict=False):
+        curve = np.asarray(run[f"{arm}_curve"], dtype=float).mean(axis=0)  # (evals,)
+        right.plot(steps[1:], curve[1:], linestyle=style, marker=marker, markevery=4, color=colour, label=label)
+    right.set_xlabel("step")
+    right.set_ylabel("validation loss (nats)")
+    right.legend(loc="upper right", fontsize=16)
+    return fig
+
+
+@figure("ch08.fp8train", runs=("ch08.fp8train",))
+def fp8train(runs):
+    """Final validation loss against the peak rate, FP32 and FP8 training (no scaling, per tensor, per
+    tile): each seed and the mean, each arm's best rate ringed."""
+    run = runs["ch08.fp8train"]
+    fig, ax = new_figure()
+    arms = (("fp32", "FP32", "-", "o"), ("none", "FP8, no scaling", ":", "^"),
+            ("tensor", "FP8, per tensor", "--", "s"), ("tile", "FP8, per tile", "-.", "D"))  # fmt: skip
+    return _against_rate(fig, ax, run, arms)

@@ -567,8 +567,8 @@ def _train_stack(
         for m, r in enumerate(runs):  # low-precision gradients, one full scale per weight tensor
             if r.grad_bits is not None:
                 for o, n in layout.spans():
-                    g = grad[m, o : o + n]
-                    g.copy_(quantise(g, r.grad_bits, r.grad_rounding == "stochastic", rounding[m]))
+                    g = grad[m, o : o + n]  # type: ignore[assignment]  # (mypy: g was a Generator above)
+                    g.copy_(quantise(g, r.grad_bits, r.grad_rounding == "stochastic", rounding[m]))  # type: ignore
         p.losses[step] = loss
         p.grad_norms[step] = p.norm
         p.interval.add_(torch.where(active, loss, 0.0))

@@ -5,15 +5,17 @@
   (read through the on_step hook), as exponent histograms against each format's range; the share
   of gradient entries FP16 flushes to zero with no loss scale, a static scale and a dynamic scaler
   (applied to the recorded gradients, not inside training); the share of updates that would vanish
-  if the weights were stored in BF16; gradients quantised to 8 and 4 bits (their error only);
+  if the weights were stored in BF16; gradients quantised to 8 and 4 bits per weight tensor (their
+  error; ch08_training trains with them);
 - ``ch08.accum``: a long dot product summed in BF16, in BF16 promoted to FP32 every 128 terms, and
   in FP32, against float64, over a ladder of lengths;
   and, on the same runs' final weights (keys ``ch08.fp8.*``), the forward matmul inputs cast to E4M3
   with no scaling, one scale per tensor, and one per tile (1x128 activations, 128x128 weights):
   flushed and clipped shares, the matmuls' relative error, and the validation loss with those casts
   (simulated: cast to FP8 and back, the matmul itself in FP32);
-- ``ch08.recipes``: FP32, BF16 autocast and FP16 autocast (FP32 master weights in both), each at
-  its own best rate of a ladder, three seeds; autocast wraps an unchanged train_many call;
+- ``ch08.recipes``: FP32, BF16 autocast (FP32 master weights, and "pure": weights stored in BF16),
+  FP16 autocast without and with a dynamic loss scale, each at its own best rate of a ladder, three
+  seeds; autocast wraps the train_many call;
 - ``ch08.timing``: time per training step of the three recipes on this CPU, arms interleaved.
 
 Autocast state is thread-local and torch caches its casts of the weights until the context exits:
@@ -28,7 +30,7 @@ import contextlib
 import math
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -60,6 +62,17 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 def _m(values, unit: str, what: str, digits: int = 3) -> Measurement:
     return measured(values, unit, what, digits)
+
+
+def quantise_tensors(
+    g: torch.Tensor, spans: list[tuple[int, int]], bits: int, stochastic: bool, gen: torch.Generator
+) -> torch.Tensor:
+    """A flat gradient quantised as the trainer does with grad_bits: each weight tensor's slice on its
+    own full scale (its max-abs)."""
+    q = torch.empty_like(g)
+    for o, n in spans:
+        q[o : o + n] = quantise(g[o : o + n], bits, stochastic, gen)
+    return q
 
 
 # --------------------------------------------------------------------------- the formats table
@@ -180,7 +193,7 @@ def range_(ctx: RunContext) -> Outcome:
                 hist["update"].append(exponent_histogram(theta - prev[0], LO, HI))
                 for b in cfg.bits:
                     for sr in (False, True):
-                        q = [quantise(g[s], b, sr, gen) for s in range(S)]
+                        q = [quantise_tensors(g[s], at.layout.spans(), b, sr, gen) for s in range(S)]
                         qerr[(b, sr)].append([relative_error(q[s], g[s]) for s in range(S)])
                         nz = [g[s] != 0 for s in range(S)]
                         qbias[(b, sr)].append(
@@ -443,11 +456,35 @@ def autocast_applies(name: str) -> tuple[str, float]:
 LADDER = (2e-3, 6e-3, 2e-2, 6e-2, 2e-1, 6e-1)  # ch05's rungs, about 3x apart: where a ladder is extended
 
 
+def tuned(
+    train: Callable[[list[float]], list[TrainResult]], rates: list[float], S: int
+) -> tuple[list[float], list[TrainResult]]:
+    """Train every rate of ``rates`` (``train`` returns S seeds per rate, rate-major); while the best
+    rate (lowest mean final validation loss) is an end of the ladder, add LADDER's next rung beyond it,
+    at most twice. Returns the rates tried, in order, and their results."""
+    res = train(rates)
+    for _ in range(2):
+        i = best_rung(np.array([r.val_loss_final for r in res]).reshape(len(rates), S))
+        if 0 < i < len(rates) - 1:
+            break
+        beyond = [r for r in LADDER if (r < rates[0] if i == 0 else r > rates[-1])]
+        if not beyond:
+            break
+        new = max(beyond) if i == 0 else min(beyond)
+        more = train([new])
+        rates, res = ([new] + rates, more + res) if i == 0 else (rates + [new], res + more)
+    return rates, res
+
+
 @dataclass(frozen=True)
 class Recipes:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run's 2,000 steps
     rates: tuple[float, ...] = (6e-3, 2e-2, 6e-2)
-    arms: tuple[str, ...] = ("fp32", "bf16", "fp16")
+    arms: tuple[str, ...] = ("fp32", "bf16", "bf16_pure", "fp16", "fp16_scaled")
+    scale: float = 2.0**16  # fp16_scaled's starting loss scale (torch.amp.GradScaler's default)
+
+
+AUTOCAST = {"fp32": "fp32", "bf16": "bf16", "bf16_pure": "bf16", "fp16": "fp16", "fp16_scaled": "fp16"}  # recipe()
 
 
 def _fp32_val(r: TrainResult, x: torch.Tensor, y: torch.Tensor) -> float:
@@ -466,8 +503,9 @@ def _fp32_val(r: TrainResult, x: torch.Tensor, y: torch.Tensor) -> float:
     quick={"train.steps": 10, "train.warmup": 2, "train.eval_every": 5, "rates": (2e-2, 6e-2)},
 )
 def recipes(ctx: RunContext) -> Outcome:
-    """FP32, BF16 autocast and FP16 autocast (no loss scaling), FP32 master weights, each at its own best
-    rate of a ladder, three seeds; the autograd path for all three, autocast around an unchanged train_many."""
+    """FP32; BF16 autocast with FP32 master weights and with BF16-stored weights ("pure"); FP16 autocast
+    without and with a dynamic loss scale; each at its own best rate of a ladder, three seeds; the
+    autograd path for all, autocast around train_many."""
     cfg: Recipes = ctx.config
     corpus = load_corpus()
     mcfg = ModelConfig()
@@ -482,29 +520,23 @@ def recipes(ctx: RunContext) -> Outcome:
     series: dict = {}
     finals: dict[str, np.ndarray] = {}
     for k, arm in enumerate(cfg.arms):
-        dtype, moved = autocast_applies(arm)
-        if arm != "fp32" and (dtype != arm.replace("fp", "float").replace("bf", "bfloat") or moved == 0):
-            raise RuntimeError(f"autocast to {arm} does not apply: logits {dtype}, cast weight moved {moved}")
-        rates = list(cfg.rates)
+        cast = AUTOCAST[arm]
+        dtype, moved = autocast_applies(cast)
+        if cast != "fp32" and (dtype != cast.replace("fp", "float").replace("bf", "bfloat") or moved == 0):
+            raise RuntimeError(f"autocast to {cast} does not apply: logits {dtype}, cast weight moved {moved}")
+        base = cfg.train
+        if arm == "fp16_scaled":  # a dynamic loss scale, GradScaler's rule
+            base = replace(base, loss_scale=cfg.scale, dynamic_scale=True)
+        if arm == "bf16_pure":  # and the weights stored in BF16: no FP32 master copy (moments stay FP32)
+            base = replace(base, weight_dtype="bfloat16")
 
-        def train(rs: list[float], arm=arm, k=k) -> list[TrainResult]:
-            runs = [replace(cfg.train, lr=r, seed=s) for r in rs for s in ctx.seeds]
-            with recipe(arm):
+        def train(rs: list[float], cast=cast, base=base, k=k) -> list[TrainResult]:
+            runs = [replace(base, lr=r, seed=s) for r in rs for s in ctx.seeds]
+            with recipe(cast):
                 return train_many(mcfg, runs, corpus, workers=1, net="autograd",
                                   on_eval=progress(ctx, cfg.train, k / len(cfg.arms), 1 / len(cfg.arms)))  # fmt: skip
 
-        res = train(rates)
-        for _ in range(2):  # a best rate at an end of the ladder is not tuned: add the next rung beyond it
-            final = np.array([r.val_loss_final for r in res]).reshape(len(rates), S)
-            i = best_rung(final)
-            if 0 < i < len(rates) - 1:
-                break
-            beyond = [r for r in LADDER if (r < rates[0] if i == 0 else r > rates[-1])]
-            if not beyond:
-                break
-            new = max(beyond) if i == 0 else min(beyond)
-            more = train([new])
-            rates, res = ([new] + rates, more + res) if i == 0 else (rates + [new], res + more)
+        rates, res = tuned(train, list(cfg.rates), S)
         R = len(rates)
         final = np.array([r.val_loss_final for r in res]).reshape(R, S)  # evaluated under the recipe
         fp32 = np.array([_fp32_val(r, xv, yv) for r in res]).reshape(R, S)  # the same weights in FP32
@@ -526,6 +558,11 @@ def recipes(ctx: RunContext) -> Outcome:
                 sum(r.diverged_at is not None for r in res), "runs", f"{arm}: runs that went non-finite"
             ),
         }
+        if arm == "fp16_scaled":  # a skipped step's gradient is zeroed: its norm is exactly 0
+            skipped = [sum(g == 0 for g in r.step_grad_norms) for r in res[i * S : (i + 1) * S]]
+            what = f"{arm} at its best rate: steps skipped on overflow"
+            m[f"ch08.recipes.{arm}.skipped"] = _m(skipped, "steps", what, 2)
+            m[f"ch08.recipes.{arm}.scale"] = exact(cfg.scale, "", f"{arm}: the starting loss scale")
         if arm != "fp32":
             m[f"ch08.recipes.{arm}.dtype_ok"] = exact(1, "", f"{arm}: logits came out in {dtype} (checked)")
     for arm in cfg.arms[1:]:
@@ -543,7 +580,11 @@ class Timing:
     steps: int = 25  # steps per timed call (after one untimed step)
     rounds: int = 10  # calls per recipe, the recipes interleaved
     resamples: int = 2000  # bootstrap resamples of the ratio of medians
-    arms: tuple[str, ...] = ("fp32", "bf16", "fp16")
+    arms: tuple[str, ...] = ("fp32", "bf16", "bf16_pure", "fp16", "fp16_scaled")
+    scale: float = 2.0**16  # fp16_scaled's starting loss scale (torch.amp.GradScaler's default)
+
+
+AUTOCAST = {"fp32": "fp32", "bf16": "bf16", "bf16_pure": "bf16", "fp16": "fp16", "fp16_scaled": "fp16"}  # recipe()
 
 
 def ratio_interval(a: np.ndarray, b: np.ndarray, resamples: int, seed: int = 8) -> tuple[float, float]:
