@@ -44,7 +44,9 @@ def test_the_hook_counts_weights_stored_in_bf16_that_did_not_move():
     shares = np.array(hook.shares)
     assert shares.shape == (12, 2)
     assert (shares[:, 0] < 0.01).all()  # FP32: an update is lost only as the cosine nears 0 at the end
-    assert (shares[:, 1] > 0.5).all()  # BF16 at a small rate: most updates are below half a spacing
+    # BF16 at a small rate: after the first update (which rounds the FP32 initial weights) many updates
+    # are below half a spacing, and nearly all once the cosine has decayed
+    assert shares[0, 1] == 0 and (shares[1:, 1] > 0.2).all() and shares[-1, 1] > 0.9
 
 
 def test_tail_drop_reads_the_evaluation_nearest_the_tail_start():
