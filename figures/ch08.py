@@ -125,37 +125,41 @@ def recipes(runs):
     return _against_rate(fig, ax, run, arms)
 
 
-LOWBITS = (
-    ("fp32", "FP32", "-", "o"),
-    ("bf16w", "BF16 weights", "--", "s"),
-    ("q8", "8-bit grads", "-.", "^"),
-    ("q8sr", "8-bit, stochastic", ":", "v"),
-    ("q4", "4-bit grads", "-.", "D"),
-    ("q4sr", "4-bit, stochastic", ":", "P"),
-)
-
-
-@figure("ch08.lowbits", runs=("ch08.lowbits",))
-def lowbits(runs):
-    """Left: the share of weights an update left unchanged, per 100 steps, with BF16-stored weights (FP32:
-    none). Right: validation loss over training at each arm's best rate, mean of three seeds."""
+@figure("ch08.bf16w", runs=("ch08.lowbits",))
+def bf16w(runs):
+    """Left: the share of weights an update left unchanged, per 100 steps, with weights stored in BF16 and in
+    FP32. Right: their validation loss over training, each at its own best rate, mean of three seeds."""
     run = runs["ch08.lowbits"]
     fig, (left, right) = new_figure(ncols=2)
-    share = np.asarray(run["bf16w_unchanged"], dtype=float)
-    step = 100 * (np.arange(len(share)) + 1)
-    left.plot(step, share, marker="s", color=theme.PALETTE[1], label="BF16 weights")
-    left.plot(step, np.asarray(run["fp32_unchanged"], dtype=float), marker="o", color=theme.PALETTE[0], label="FP32")
+    steps = np.asarray(run["step"], dtype=float)
+    for k, (arm, label, marker) in enumerate((("fp32", "FP32 weights", "o"), ("bf16w", "BF16 weights", "s"))):
+        share = np.asarray(run[f"{arm}_unchanged"], dtype=float)
+        left.plot(100 * (np.arange(len(share)) + 1), share, marker=marker, color=theme.PALETTE[k], label=label)
+        curve = np.asarray(run[f"{arm}_curve"], dtype=float).mean(axis=0)  # (evaluations,)
+        right.plot(steps[1:], curve[1:], marker=marker, markevery=4, color=theme.PALETTE[k], label=label)
     left.set_xlabel("step")
     left.set_ylabel("weights left unchanged (%)")
     left.legend(loc="upper left", fontsize=18)
-    steps = np.asarray(run["step"], dtype=float)
-    for (arm, label, style, marker), colour in zip(LOWBITS, theme.PALETTE, strict=False):
-        curve = np.asarray(run[f"{arm}_curve"], dtype=float).mean(axis=0)  # (evals,)
-        right.plot(steps[1:], curve[1:], linestyle=style, marker=marker, markevery=4, color=colour, label=label)
     right.set_xlabel("step")
     right.set_ylabel("validation loss (nats)")
-    right.legend(loc="upper right", fontsize=16)
+    right.legend(loc="upper right", fontsize=18)
     return fig
+
+
+@figure("ch08.quanttrain", runs=("ch08.lowbits",))
+def quanttrain(runs):
+    """Final validation loss against the peak rate, FP32 gradients and gradients quantised to 8 and 4 bits
+    (nearest, stochastic): each seed and the mean, each arm's best rate ringed."""
+    run = runs["ch08.lowbits"]
+    fig, ax = new_figure()
+    arms = (
+        ("fp32", "FP32", "-", "o"),
+        ("q8", "8-bit, nearest", "-.", "^"),
+        ("q8sr", "8-bit, stochastic", ":", "v"),
+        ("q4", "4-bit, nearest", "-.", "D"),
+        ("q4sr", "4-bit, stochastic", ":", "P"),
+    )
+    return _against_rate(fig, ax, run, arms)
 
 
 @figure("ch08.fp8train", runs=("ch08.fp8train",))

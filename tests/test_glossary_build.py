@@ -11,6 +11,7 @@ import pytest
 
 from slidegen.pipeline.bound import bind_project
 from slidegen.pipeline.build import BuildOptions, build
+from slidegen.pipeline.index import project_decks
 from slidegen.project import Project
 from slidegen.record.results import Results
 from tests.test_glossary import GLOSSARY, LOOP, ROWS
@@ -63,6 +64,9 @@ def test_the_glossary_is_a_page_and_a_presentation_linked_both_ways(project: Pro
     assert deck.count("footer-glossary") == 2  # the two slides that explain a term, and no other
     index = (html / "index.html").read_text(encoding="utf-8")
     assert 'href="glossary.html"' in index and "../pptx/glossary.pptx" in index
+    terms = project_decks(project.root).parsed[project.root / "decks" / "glossary.md"].glossary
+    assert terms is not None and len(terms.entries) == 3
+    assert '<span class="deck-count">3 terms</span>' in index  # terms, not the glossary's pages
 
     pptx = project.build_dir / "pptx"
     xml, rels = slide_xml(pptx / "01-loop.pptx", 2)  # the back-link: the glossary's file, at the term's slide
@@ -98,3 +102,11 @@ def test_the_scrolling_glossary_is_pictured_slide_by_slide(project: Project) -> 
     pictures = sorted(p.name for p in (project.build_dir / "png" / "glossary").iterdir())
     slides = len(bind_project(project).deck(project.root / "decks" / "glossary.md").slides)
     assert pictures == [f"{n:02d}.png" for n in range(1, slides + 1)]
+
+
+def test_markdown_output_keeps_the_footer_back_links(project: Project) -> None:
+    report = build(project, None, BuildOptions(formats=("md",), jobs=1))
+    assert not report.failed, [str(d) for d in report.diagnostics]
+    text = (project.build_dir / "md" / "01-loop.md").read_text(encoding="utf-8")
+    assert "<small>Glossary: [Training step](glossary.md#training-step)</small>" in text
+    assert text.count("<small>Glossary:") == 2  # the two slides that explain a term, as in HTML

@@ -705,6 +705,8 @@ class DeckEntry:
     title: str
     headmatter: dict[str, Any]
     slides: tuple[SlideEntry, ...]
+    terms: int | None = None
+    """How many entries the glossary has, when the deck is the glossary (the index page counts those)."""
 
     @property
     def slug(self) -> str:

@@ -81,6 +81,7 @@ def index_of(decks: Iterable[Deck]) -> DeckIndex:
                 deck.title,
                 dict(deck.headmatter),
                 tuple(SlideEntry(s.index, s.id, s.title, s.line) for s in deck.slides),
+                None if deck.glossary is None else len(deck.glossary.entries),
             )
             for deck in decks
         )

@@ -727,10 +727,10 @@ def write_index(
     changed_only: bool = False,
 ) -> Path | None:
     """Write ``out_dir/index.html``: the series' title (``[tool.slidegen] title``), then every deck of the deck
-    index with its chapter, title, slide count, summary, a picture of its cover (the deck's own page, shown
-    small) and links to its HTML and to the other files the build wrote for it (``outputs``: slug ->
-    format -> file; a format is linked only when its file is there). With ``changed_only``, a page that would read
-    as the one already there is left alone (``None``)."""
+    index with its chapter, title, slide count (for the glossary, its count of terms), summary, a picture of
+    its cover (the deck's own page, shown small) and links to its HTML and to the other files the build wrote
+    for it (``outputs``: slug -> format -> file; a format is linked only when its file is there). With
+    ``changed_only``, a page that would read as the one already there is left alone (``None``)."""
     out_dir = Path(out_dir)
     outputs = outputs or {}
     entries = []
@@ -748,6 +748,7 @@ def write_index(
                 "chapter": d.headmatter.get("chapter"),
                 "summary": d.headmatter.get("summary", ""),
                 "slides": slide_count(page) or len(d.slides),
+                "terms": d.terms if isinstance(d, DeckEntry) else d.glossary and len(d.glossary.entries),
                 "files": files,
                 "thumbnail": page.is_file(),
             }

@@ -117,7 +117,16 @@ class MarkdownWriter:
             slot = slide.slots.get(name)
             if slot is not None:
                 blocks = "\n\n".join(p for p in (blocks, self.slot_marker(name), self.blocks(slot)) if p)
-        return "\n\n".join(p for p in (blocks, self.footnotes(slide)) if p)
+        return "\n\n".join(p for p in (blocks, self.footnotes(slide), self.glossary_line(slide)) if p)
+
+    def glossary_line(self, slide: Slide) -> str:
+        """The footer's back-links to the glossary entries the slide explains, as a small last line."""
+        if not slide.glossary:
+            return ""
+        refs = ", ".join(
+            f"[{escape_text(link.term)}]({destination(self.link_target(link.url))})" for link in slide.glossary
+        )
+        return f"<small>Glossary: {refs}</small>"
 
     def footnote_ref(self, node: FootnoteRef) -> str:
         return f"[^{node.label}]"
