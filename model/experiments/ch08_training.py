@@ -41,7 +41,7 @@ WATCHED = ("fp32", "bf16w")  # the arms whose unchanged weights are counted
 @dataclass(frozen=True)
 class Arms:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run's 2,000 steps
-    rates: tuple[float, ...] = (6e-3, 2e-2, 6e-2)
+    rates: tuple[float, ...] = (2e-3, 6e-3, 2e-2, 6e-2)  # from the ladder's bottom: where small updates are lost
     arms: tuple[str, ...] = tuple(LOWBITS)
     tail: float = 0.25  # the share of steps at the end (the cosine's tail) whose loss drop is reported
 
@@ -99,6 +99,8 @@ def lowbits(ctx: RunContext) -> Outcome:
     }
     series: dict = {"step": []}
     finals: dict[str, np.ndarray] = {}
+    ladders: dict[str, dict[float, np.ndarray]] = {}  # arm -> rate -> final losses (S,)
+    watched: dict[str, dict[float, np.ndarray]] = {}  # arm -> rate -> unchanged shares (steps, S)
     for k, arm in enumerate(cfg.arms):
         base = replace(cfg.train, **LOWBITS[arm])  # type: ignore[arg-type]
         watch: dict[float, np.ndarray] = {}  # rate -> (steps, S) unchanged shares
@@ -119,6 +121,8 @@ def lowbits(ctx: RunContext) -> Outcome:
         final = np.array([r.val_loss_final for r in res]).reshape(R, S)
         i = best_rung(final)
         finals[arm] = final[i]
+        ladders[arm] = dict(zip(rates, final, strict=True))
+        watched[arm] = watch
         m |= _arm_keys("ch08.lowbits", arm, rates, final, res)
         best = res[i * S : (i + 1) * S]
         m[f"ch08.lowbits.{arm}.tail_drop"] = measured(
@@ -146,6 +150,17 @@ def lowbits(ctx: RunContext) -> Outcome:
         m[f"ch08.lowbits.{arm}.minus_fp32"] = measured(
             finals[arm] - finals["fp32"], "nats", f"{arm} minus FP32, each at its best rate, paired by seed", 2
         )
+    if "bf16w" in ladders:  # where lost updates should cost most: the lowest rate both ladders tried
+        low = min(set(ladders["bf16w"]) & set(ladders["fp32"]))
+        m |= {
+            "ch08.lowbits.low.lr": exact(low, "", "the lowest rate both the FP32 and BF16-weight arms tried", 1),
+            "ch08.lowbits.low.minus_fp32": measured(
+                ladders["bf16w"][low] - ladders["fp32"][low], "nats", "BF16 weights minus FP32 there, paired", 2
+            ),
+            "ch08.lowbits.low.unchanged": measured(
+                100 * watched["bf16w"][low].mean(axis=0), "%", "BF16 weights there: weights an update left unchanged", 3
+            ),
+        }
     return Outcome(measurements=m, series=series)
 
 
