@@ -85,7 +85,8 @@ class TrainConfig:
     threads: int | None = None  # torch threads while training; None: torch's setting (all cores,
     #                              or 1 in slidegen's worker processes); the numbers do not depend on it
     weight_dtype: str = "float32"  # "bfloat16": the weights are stored in BF16 after every update (no FP32 master)
-    grad_bits: int | None = None  # quantise the gradient to this many bits before the update (full scale: its max)
+    grad_bits: int | None = None  # quantise the gradient to this many bits before the update, each weight
+    #                               tensor on its own full scale (its max-abs)
     grad_rounding: str = "nearest"  # grad_bits' rounding: "nearest" or "stochastic" (unbiased)
     loss_scale: float | None = None  # multiply the loss by this before the backward pass, divide the gradient
     #                                  after (net="autograd", under FP16 autocast); None: no scaling
