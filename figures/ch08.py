@@ -105,7 +105,9 @@ def _against_rate(fig, ax, run: dict, arms) -> object:
     ax.minorticks_off()
     ax.set_xlabel("peak learning rate")
     ax.set_ylabel("final validation loss (nats)")
-    ax.legend(loc="upper center")
+    ax.legend(loc="upper center", ncol=2 if len(arms) > 4 else 1, fontsize=16 if len(arms) > 4 else None)
+    top = ax.get_ylim()[1]
+    ax.set_ylim(top=top + 0.25 * (top - ax.get_ylim()[0]) * (len(arms) > 4))  # room for the legend above the points
     return fig
 
 
