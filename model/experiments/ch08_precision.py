@@ -476,15 +476,26 @@ def tuned(
     return rates, res
 
 
+RECIPES = ("fp32", "bf16", "bf16_pure", "fp16", "fp16_scaled")
+AUTOCAST = {"fp32": "fp32", "bf16": "bf16", "bf16_pure": "bf16", "fp16": "fp16", "fp16_scaled": "fp16"}  # recipe()
+LOSS_SCALE = 2.0**16  # fp16_scaled's starting loss scale (torch.amp.GradScaler's default)
+
+
+def recipe_config(arm: str, base: TrainConfig) -> TrainConfig:
+    """What a recipe sets in the trainer beside autocast: FP16's dynamic loss scale (GradScaler's rule), or
+    pure BF16's weights stored in BF16 with no FP32 master copy (the optimiser's moments stay FP32)."""
+    if arm == "fp16_scaled":
+        return replace(base, loss_scale=LOSS_SCALE, dynamic_scale=True)
+    if arm == "bf16_pure":
+        return replace(base, weight_dtype="bfloat16")
+    return base
+
+
 @dataclass(frozen=True)
 class Recipes:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run's 2,000 steps
     rates: tuple[float, ...] = (6e-3, 2e-2, 6e-2)
-    arms: tuple[str, ...] = ("fp32", "bf16", "bf16_pure", "fp16", "fp16_scaled")
-    scale: float = 2.0**16  # fp16_scaled's starting loss scale (torch.amp.GradScaler's default)
-
-
-AUTOCAST = {"fp32": "fp32", "bf16": "bf16", "bf16_pure": "bf16", "fp16": "fp16", "fp16_scaled": "fp16"}  # recipe()
+    arms: tuple[str, ...] = RECIPES
 
 
 def _fp32_val(r: TrainResult, x: torch.Tensor, y: torch.Tensor) -> float:
@@ -524,11 +535,7 @@ def recipes(ctx: RunContext) -> Outcome:
         dtype, moved = autocast_applies(cast)
         if cast != "fp32" and (dtype != cast.replace("fp", "float").replace("bf", "bfloat") or moved == 0):
             raise RuntimeError(f"autocast to {cast} does not apply: logits {dtype}, cast weight moved {moved}")
-        base = cfg.train
-        if arm == "fp16_scaled":  # a dynamic loss scale, GradScaler's rule
-            base = replace(base, loss_scale=cfg.scale, dynamic_scale=True)
-        if arm == "bf16_pure":  # and the weights stored in BF16: no FP32 master copy (moments stay FP32)
-            base = replace(base, weight_dtype="bfloat16")
+        base = recipe_config(arm, cfg.train)
 
         def train(rs: list[float], cast=cast, base=base, k=k) -> list[TrainResult]:
             runs = [replace(base, lr=r, seed=s) for r in rs for s in ctx.seeds]
@@ -562,7 +569,7 @@ def recipes(ctx: RunContext) -> Outcome:
             skipped = [sum(g == 0 for g in r.step_grad_norms) for r in res[i * S : (i + 1) * S]]
             what = f"{arm} at its best rate: steps skipped on overflow"
             m[f"ch08.recipes.{arm}.skipped"] = _m(skipped, "steps", what, 2)
-            m[f"ch08.recipes.{arm}.scale"] = exact(cfg.scale, "", f"{arm}: the starting loss scale")
+            m[f"ch08.recipes.{arm}.scale"] = exact(LOSS_SCALE, "", f"{arm}: the starting loss scale")
         if arm != "fp32":
             m[f"ch08.recipes.{arm}.dtype_ok"] = exact(1, "", f"{arm}: logits came out in {dtype} (checked)")
     for arm in cfg.arms[1:]:
@@ -580,11 +587,7 @@ class Timing:
     steps: int = 25  # steps per timed call (after one untimed step)
     rounds: int = 10  # calls per recipe, the recipes interleaved
     resamples: int = 2000  # bootstrap resamples of the ratio of medians
-    arms: tuple[str, ...] = ("fp32", "bf16", "bf16_pure", "fp16", "fp16_scaled")
-    scale: float = 2.0**16  # fp16_scaled's starting loss scale (torch.amp.GradScaler's default)
-
-
-AUTOCAST = {"fp32": "fp32", "bf16": "bf16", "bf16_pure": "bf16", "fp16": "fp16", "fp16_scaled": "fp16"}  # recipe()
+    arms: tuple[str, ...] = RECIPES
 
 
 def ratio_interval(a: np.ndarray, b: np.ndarray, resamples: int, seed: int = 8) -> tuple[float, float]:
@@ -598,8 +601,8 @@ def ratio_interval(a: np.ndarray, b: np.ndarray, resamples: int, seed: int = 8) 
 
 @experiment("ch08.timing", config=Timing(), seeds=(0,), quick={"steps": 4, "rounds": 2})
 def timing(ctx: RunContext) -> Outcome:
-    """Time per training step of one Decoder on the autograd path in FP32, BF16 autocast and FP16 autocast,
-    on this CPU, the recipes interleaved (A B C A B C ...), median over every timed step."""
+    """Time per training step of one Decoder on the autograd path in each recipe, on this CPU, the recipes
+    interleaved (A B C A B C ...), median over every timed step."""
     cfg: Timing = ctx.config
     corpus = load_corpus()
     times: dict[str, list[float]] = {a: [] for a in cfg.arms}
@@ -613,8 +616,9 @@ def timing(ctx: RunContext) -> Outcome:
                 stamps.append(time.perf_counter())
                 return False
 
-            with recipe(arm):
-                train_many(ModelConfig(), [run], corpus, workers=1, threads=1, net="autograd", on_step=tick)
+            with recipe(AUTOCAST[arm]):
+                train_many(ModelConfig(), [recipe_config(arm, run)], corpus, workers=1, threads=1, net="autograd",
+                           on_step=tick)  # fmt: skip
             # stamps[0] is before the first step, the last after the final evaluation: time steps 2..n-1
             times[arm] += list(np.diff(stamps[1:-1]))
         ctx.report_progress((q + 1) / cfg.rounds, f"round {q + 1}")
