@@ -23,7 +23,7 @@ import torch
 from model.data import load_corpus
 from model.decoder import ModelConfig
 from model.experiments.ch08_precision import SEEDS, tuned
-from model.experiments.common import best_rung, exact, measured, progress
+from model.experiments.common import best_rung, exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import Step, TrainConfig, TrainResult, train_many
 
@@ -154,8 +154,8 @@ def lowbits(ctx: RunContext) -> Outcome:
         low = min(set(ladders["bf16w"]) & set(ladders["fp32"]))
         m |= {
             "ch08.lowbits.low.lr": exact(low, "", "the lowest rate both the FP32 and BF16-weight arms tried", 1),
-            "ch08.lowbits.low.minus_fp32": measured(
-                ladders["bf16w"][low] - ladders["fp32"][low], "nats", "BF16 weights minus FP32 there, paired", 2
+            "ch08.lowbits.low.minus_fp32": spread(
+                ladders["bf16w"][low] - ladders["fp32"][low], "nats", "BF16 weights minus FP32 there, paired"
             ),
             "ch08.lowbits.low.unchanged": measured(
                 100 * watched["bf16w"][low].mean(axis=0), "%", "BF16 weights there: weights an update left unchanged", 3
