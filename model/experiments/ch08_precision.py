@@ -39,7 +39,7 @@ import torch
 from model import formats as fm
 from model.data import load_corpus, val_windows
 from model.decoder import Decoder, ModelConfig, cross_entropy
-from model.experiments.common import best_rung, exact, measured, progress
+from model.experiments.common import best_rung, exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.precision import (
     DynamicScaler,
@@ -572,6 +572,10 @@ def recipes(ctx: RunContext) -> Outcome:
             m[f"ch08.recipes.{arm}.scale"] = exact(LOSS_SCALE, "", f"{arm}: the starting loss scale")
         if arm != "fp32":
             m[f"ch08.recipes.{arm}.dtype_ok"] = exact(1, "", f"{arm}: logits came out in {dtype} (checked)")
+    if "bf16_pure" in finals and "bf16" in finals:  # the master copy's own effect: same compute, storage differs
+        m["ch08.recipes.bf16_pure.minus_bf16"] = spread(
+            finals["bf16_pure"] - finals["bf16"], "nats", "pure BF16 minus BF16 autocast (FP32 master), paired by seed"
+        )
     for arm in cfg.arms[1:]:
         m[f"ch08.recipes.{arm}.minus_fp32"] = measured(
             finals[arm] - finals["fp32"], "nats", f"{arm} minus FP32, each at its best rate, paired by seed", 2
