@@ -491,6 +491,22 @@ def recipe_config(arm: str, base: TrainConfig) -> TrainConfig:
     return base
 
 
+def arm_keys(prefix: str, arm: str, rates: list[float], final: np.ndarray, res: list[TrainResult]) -> dict:
+    """An arm's tuning as results: its best rate, the rates tried, whether the best is a ladder end, its
+    final validation loss there (mean ± sd over seeds) and how many of its runs diverged."""
+    i = best_rung(final)
+    R = len(rates)
+    return {
+        f"{prefix}.{arm}.lr": exact(rates[i], "", f"{arm}: its best rate", 1),
+        f"{prefix}.{arm}.n_rates": exact(R, "rates", f"{arm}: rates tried"),
+        f"{prefix}.{arm}.edge": exact(int(i in (0, R - 1)), "", f"{arm}: 1 if its best rate is a ladder end"),
+        f"{prefix}.{arm}.final": measured(final[i], "nats", f"{arm} at its best rate: final validation loss", 3),
+        f"{prefix}.{arm}.diverged": exact(
+            sum(r.diverged_at is not None for r in res), "runs", f"{arm}: runs that went non-finite"
+        ),
+    }
+
+
 @dataclass(frozen=True)
 class Recipes:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(eval_every=100))  # the default run's 2,000 steps
@@ -553,18 +569,9 @@ def recipes(ctx: RunContext) -> Outcome:
         series |= {f"{arm}_rates": rates, f"{arm}_final": final.tolist(), f"{arm}_fp32_eval": fp32.tolist(),
                    f"{arm}_best": i, f"{arm}_curve": val[i].tolist()}  # fmt: skip
         series["step"] = res[0].curves["step"]
-        m |= {
-            f"ch08.recipes.{arm}.lr": exact(rates[i], "", f"{arm}: its best rate", 1),
-            f"ch08.recipes.{arm}.n_rates": exact(R, "rates", f"{arm}: rates tried"),
-            f"ch08.recipes.{arm}.edge": exact(int(i in (0, R - 1)), "", f"{arm}: 1 if its best rate is a ladder end"),
-            f"ch08.recipes.{arm}.final": _m(final[i], "nats", f"{arm} at its best rate: final validation loss"),
-            f"ch08.recipes.{arm}.fp32_eval": _m(
-                fp32[i], "nats", f"{arm} at its best rate: its weights evaluated in FP32"
-            ),
-            f"ch08.recipes.{arm}.diverged": exact(
-                sum(r.diverged_at is not None for r in res), "runs", f"{arm}: runs that went non-finite"
-            ),
-        }
+        m |= arm_keys("ch08.recipes", arm, rates, final, res)
+        what = f"{arm} at its best rate: its weights evaluated in FP32"
+        m[f"ch08.recipes.{arm}.fp32_eval"] = _m(fp32[i], "nats", what)
         if arm == "fp16_scaled":  # a skipped step's gradient is zeroed: its norm is exactly 0
             skipped = [sum(g == 0 for g in r.step_grad_norms) for r in res[i * S : (i + 1) * S]]
             what = f"{arm} at its best rate: steps skipped on overflow"

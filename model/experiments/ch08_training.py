@@ -22,7 +22,7 @@ import torch
 
 from model.data import load_corpus
 from model.decoder import ModelConfig
-from model.experiments.ch08_precision import SEEDS, tuned
+from model.experiments.ch08_precision import SEEDS, arm_keys, tuned
 from model.experiments.common import best_rung, exact, measured, progress, spread
 from model.experiments.registry import Measurement, Outcome, RunContext, experiment
 from model.train import Step, TrainConfig, TrainResult, train_many
@@ -67,20 +67,6 @@ def _tail_drop(r: TrainResult, tail: float) -> float:
     return r.curves["val_loss"][k] - r.curves["val_loss"][-1]
 
 
-def _arm_keys(prefix: str, arm: str, rates: list[float], final: np.ndarray, res: list[TrainResult]) -> dict:
-    i = best_rung(final)
-    R = len(rates)
-    return {
-        f"{prefix}.{arm}.lr": exact(rates[i], "", f"{arm}: its best rate", 1),
-        f"{prefix}.{arm}.n_rates": exact(R, "rates", f"{arm}: rates tried"),
-        f"{prefix}.{arm}.edge": exact(int(i in (0, R - 1)), "", f"{arm}: 1 if its best rate is a ladder end"),
-        f"{prefix}.{arm}.final": measured(final[i], "nats", f"{arm} at its best rate: final validation loss", 3),
-        f"{prefix}.{arm}.diverged": exact(
-            sum(r.diverged_at is not None for r in res), "runs", f"{arm}: runs that went non-finite"
-        ),
-    }
-
-
 @experiment(
     "ch08.lowbits",
     config=Arms(),
@@ -123,7 +109,7 @@ def lowbits(ctx: RunContext) -> Outcome:
         finals[arm] = final[i]
         ladders[arm] = dict(zip(rates, final, strict=True))
         watched[arm] = watch
-        m |= _arm_keys("ch08.lowbits", arm, rates, final, res)
+        m |= arm_keys("ch08.lowbits", arm, rates, final, res)
         best = res[i * S : (i + 1) * S]
         m[f"ch08.lowbits.{arm}.tail_drop"] = measured(
             [_tail_drop(r, cfg.tail) for r in best], "nats", f"{arm} at its best rate: loss drop over the last steps", 3
@@ -200,7 +186,7 @@ def fp8train(ctx: RunContext) -> Outcome:
         rates, res = tuned(train, list(cfg.rates), S)
         final = np.array([r.val_loss_final for r in res]).reshape(len(rates), S)
         finals[arm] = final[best_rung(final)]
-        m |= _arm_keys("ch08.fp8train", arm, rates, final, res)
+        m |= arm_keys("ch08.fp8train", arm, rates, final, res)
         series |= {f"{arm}_rates": rates, f"{arm}_final": final.tolist(), f"{arm}_best": best_rung(final)}
     for arm in cfg.arms[1:]:
         m[f"ch08.fp8train.{arm}.minus_fp32"] = measured(
